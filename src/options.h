@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_OPTIONS_H
+#define ENTROPYD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* One -O SOURCE:KEY:VALUE (VALUE may contain ':'). */
+struct config_option {
+	char *source;
+	char *key;
+	char *value;
+};
+
+/* Everything entropyd's command line says. */
+struct config {
+	bool foreground;          /* -f (-b clears it; default: background) */
+	int verbose;              /* -d: 1, -q: -1, default 0 */
+	bool list;                /* -l */
+	char **exclude;           /* -x NAME, repeatable; "all" excludes every source */
+	size_t n_exclude;
+	char **include;           /* -n NAME, repeatable; wins over -x */
+	size_t n_include;
+	struct config_option *options; /* -O SOURCE:KEY:VALUE, in order given */
+	size_t n_options;
+	char *show_options;       /* -O SOURCE alone: print its options and exit 0 */
+	char *random_device;      /* -o, default "/dev/random"; "-" is stdout */
+	char *pid_file;           /* -p, default NULL (OPTIONS_DEFAULT_PIDFILE when backgrounded) */
+	unsigned random_step_bytes;   /* -s, default 64, 1..4096 */
+	unsigned fill_watermark_bits; /* -W, default 2048, 0..4096 */
+	unsigned reseed_interval_s;   /* -R, default 60, 1..86400 */
+	unsigned entropy_count_bits;  /* -e, default 8, 1..8 */
+	bool test_mode;           /* -t (implies foreground, no kernel writes) */
+	bool ignorefail;          /* -i */
+	char *drop_privileges;    /* -D USER:GROUP */
+	bool version;             /* -v */
+	bool help;                /* -h */
+	char *plugin_dir;         /* --plugin-dir, default PLUGINDIR */
+	char *control_socket;     /* --control-socket, default RUNDIR "/entropyd.sock" */
+};
+
+#define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
+
+/*
+ * Parse the command line into cfg (defaults first). -r PATH becomes the
+ * option hwrng:device:PATH. Returns 0, or EX_USAGE with one line in err
+ * naming the flag and what is wrong.
+ */
+int options_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
+/* Print --help to f. */
+void options_usage(FILE *f);
+void options_free(struct config *cfg);
+
+#endif
