@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+# Shell test helpers: TAP output, a private scratch directory, and cleanup of
+# every process a test starts (by PID). Source it from a tests/*.sh script.
+
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+tap_n=0
+tap_failed=0
+tap_pids=""
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
+
+# Stop what the test started, then remove the scratch directory.
+tap_cleanup() {
+	for pid in $tap_pids; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in $tap_pids; do
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap tap_cleanup EXIT
+trap 'exit 1' INT TERM
+
+plan() { echo "1..$1"; }
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+not_ok() { tap_n=$((tap_n + 1)); tap_failed=1; echo "not ok $tap_n - $*"; }
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
+diag() { printf '# %s\n' "$@"; }
+# check DESCRIPTION COMMAND...: ok when the command succeeds.
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# Remember a background process so cleanup ends it.
+track() { tap_pids="$tap_pids $1"; }
+# Skip the whole script (for missing hardware or privileges, saying which).
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# Wait up to $2 tenths of a second for command $3... to succeed.
+wait_for() {
+	tenths=$1
+	shift
+	while [ "$tenths" -gt 0 ]; do
+		if "$@"; then return 0; fi
+		sleep 0.1
+		tenths=$((tenths - 1))
+	done
+	return 1
+}
+finish() { exit "$tap_failed"; }
