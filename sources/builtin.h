@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The source modules compiled into the daemon. Each is written against
+ * <entropyd/source.h> exactly as a drop-in would be, but exports its
+ * descriptor instead of the entry symbol.
+ */
+#ifndef ENTROPYD_BUILTIN_H
+#define ENTROPYD_BUILTIN_H
+
+#include "source.h"
+
+extern const struct entropyd_source hwrng_source, file_source;
+
+#endif

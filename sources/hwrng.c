@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwrng: the kernel's hw_random device, /dev/hwrng (virtio-rng, TPM, SoC
+ * RNGs). Reads block and the device has no poll method (poll always says
+ * readable), so pollfd() is -1 and the daemon reads from its own thread.
+ */
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source.h"
+#include "builtin.h"
+
+#define HWRNG_DEFAULT_DEVICE "/dev/hwrng"
+#define HWRNG_DEFAULT_RNG_CURRENT "/sys/class/misc/hw_random/rng_current"
+#define HWRNG_MISC_MAJOR 10  /* MISC_MAJOR */
+#define HWRNG_MISC_MINOR 183 /* HWRNG_MINOR in <linux/miscdevice.h> */
+
+/* One open device. */
+struct hwrng_state {
+	struct entropyd_instance *instance;
+	char *device;
+	int fd;
+};
+
+static const struct entropyd_host *hwrng_host;
+
+static const struct entropyd_option hwrng_options[] = {
+	{ "device", HWRNG_DEFAULT_DEVICE, "the hardware RNG device (rngd's -r PATH)" },
+	{ "rng_current", HWRNG_DEFAULT_RNG_CURRENT,
+	    "sysfs file naming the kernel's current hwrng (for testing)" },
+	{ NULL, NULL, NULL }
+};
+
+/* The device option, or the default when the host has no value. */
+static const char *
+hwrng_device(struct entropyd_module *module)
+{
+	const char *device;
+
+	device = hwrng_host->option(module, "device");
+	return device != NULL ? device : HWRNG_DEFAULT_DEVICE;
+}
+
+/* Read the first line of a small (sysfs) file into buf, without trailing blanks. */
+static int
+hwrng_read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, saved_errno;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	do
+		n = read(fd, buf, len - 1);
+	while (n == -1 && errno == EINTR);
+	saved_errno = errno;
+	close(fd);
+	if (n == -1) {
+		errno = saved_errno;
+		return -1;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	n = (ssize_t)strlen(buf);
+	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	return 0;
+}
+
+/*
+ * Is this the kernel's hw_random node, whose usefulness rng_current decides?
+ * Another device given with -r (a tty, a test file) is taken as it is.
+ */
+static bool
+hwrng_is_kernel_device(const char *device, const struct stat *st, bool exists)
+{
+	if (strcmp(device, HWRNG_DEFAULT_DEVICE) == 0)
+		return true;
+	return exists && S_ISCHR(st->st_mode) && major(st->st_rdev) == HWRNG_MISC_MAJOR &&
+	    minor(st->st_rdev) == HWRNG_MISC_MINOR;
+}
+
+/* Log the current hwrng and the quality the kernel's driver declares for it. */
+static void
+hwrng_log_current(struct entropyd_instance *inst, const char *rng_current, const char *name)
+{
+	char path[4096], quality[32], *end;
+	const char *slash;
+	unsigned long q;
+	int dirlen;
+
+	/* rng_quality sits next to rng_current (Linux 5.18 and later). */
+	slash = strrchr(rng_current, '/');
+	dirlen = slash != NULL ? (int)(slash - rng_current + 1) : 0;
+	snprintf(path, sizeof path, "%.*srng_quality", dirlen, rng_current);
+	if (hwrng_read_line(path, quality, sizeof quality) == -1 ||
+	    (q = strtoul(quality, &end, 10), *end != '\0' || end == quality)) {
+		hwrng_host->log(inst, ENTROPYD_LOG_INFO, "current hwrng: %s", name);
+		return;
+	}
+	hwrng_host->log(inst, ENTROPYD_LOG_INFO, "current hwrng: %s (kernel quality %lu/1024)",
+	    name, q);
+	if (q < 1024)
+		hwrng_host->log(inst, ENTROPYD_LOG_WARNING,
+		    "the kernel rates %s at %.2f bits per byte: lower the credit with "
+		    "-O hwrng:entropy:%.2f",
+		    name, (double)q * 8.0 / 1024.0, (double)q * 8.0 / 1024.0);
+}
+
+/* Check the options before probing: the device must be named. */
+static int
+hwrng_configure(struct entropyd_module *module, const struct entropyd_host *host, char *err,
+    size_t errlen)
+{
+	const char *device;
+
+	hwrng_host = host;
+	device = hwrng_device(module);
+	if (*device == '\0') {
+		snprintf(err, errlen, "hwrng: empty device (use -O hwrng:device:PATH or -r PATH)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Add the device as the one instance, or say why it cannot be used. */
+static int
+hwrng_probe(struct entropyd_module *module, const struct entropyd_host *host)
+{
+	struct entropyd_instance *inst;
+	struct stat st;
+	const char *device, *rng_current;
+	char current[128];
+	bool exists, have_current = false;
+	int fd;
+
+	hwrng_host = host;
+	device = hwrng_device(module);
+	if (*device == '\0') {
+		host->unusable(module, "no device given");
+		return 0;
+	}
+	exists = stat(device, &st) == 0;
+	if (!exists && errno != ENOENT && errno != ENOTDIR) {
+		host->unusable(module, "%s: %s", device, strerror(errno));
+		return 0;
+	}
+
+	/* The kernel keeps /dev/hwrng even with no RNG behind it: ask sysfs. */
+	rng_current = host->option(module, "rng_current");
+	if (rng_current == NULL)
+		rng_current = HWRNG_DEFAULT_RNG_CURRENT;
+	if (hwrng_is_kernel_device(device, &st, exists) && *rng_current != '\0') {
+		if (hwrng_read_line(rng_current, current, sizeof current) == 0) {
+			if (*current == '\0') {
+				host->unusable(module,
+				    "no hardware RNG is current (rng_current: empty)");
+				return 0;
+			}
+			if (strcmp(current, "none") == 0) {
+				host->unusable(module,
+				    "no hardware RNG is current (rng_current: none)");
+				return 0;
+			}
+			have_current = true;
+		} else if (errno != ENOENT)
+			host->module_log(module, ENTROPYD_LOG_WARNING, "%s: %s", rng_current,
+			    strerror(errno));
+	}
+
+	if (!exists) {
+		host->unusable(module, "%s: %s", device, strerror(ENOENT));
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		host->unusable(module, "%s: %s", device, strerror(EISDIR));
+		return 0;
+	}
+	/* O_NONBLOCK: a test FIFO must not hang the probe. */
+	if ((fd = open(device, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		host->unusable(module, "%s: %s", device, strerror(errno));
+		return 0;
+	}
+	close(fd);
+
+	if ((inst = host->add_instance(module, "", device, NULL)) == NULL) {
+		host->module_log(module, ENTROPYD_LOG_ERR, "%s: cannot add an instance", device);
+		return -1;
+	}
+	if (have_current)
+		hwrng_log_current(inst, rng_current, current);
+	return 1;
+}
+
+/* Open the device for blocking reads (O_RDWR would give EINVAL). */
+static int
+hwrng_open(struct entropyd_instance *inst, void **state)
+{
+	struct hwrng_state *hs;
+	const char *device;
+	int saved_errno;
+
+	if (hwrng_host == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	device = hwrng_device(hwrng_host->instance_module(inst));
+	if ((hs = calloc(1, sizeof *hs)) == NULL || (hs->device = strdup(device)) == NULL) {
+		free(hs);
+		hwrng_host->log(inst, ENTROPYD_LOG_ERR, "%s: %s", device, strerror(ENOMEM));
+		errno = ENOMEM;
+		return -1;
+	}
+	hs->instance = inst;
+	if ((hs->fd = open(device, O_RDONLY | O_CLOEXEC)) == -1) {
+		saved_errno = errno;
+		hwrng_host->log(inst, ENTROPYD_LOG_ERR, "%s: open: %s", device,
+		    strerror(saved_errno));
+		free(hs->device);
+		free(hs);
+		errno = saved_errno;
+		return -1;
+	}
+	*state = hs;
+	return 0;
+}
+
+/*
+ * Read what the device has, blocking until it has some. A signal (the daemon
+ * stopping its reader thread) returns AGAIN rather than reading on. hw_random
+ * never ends, so an end of file is a device error.
+ */
+static ssize_t
+hwrng_read(void *state, void *buf, size_t len)
+{
+	struct hwrng_state *hs = state;
+	ssize_t n;
+	int saved_errno;
+
+	if ((n = read(hs->fd, buf, len)) > 0)
+		return n;
+	if (n == 0) {
+		hwrng_host->log(hs->instance, ENTROPYD_LOG_ERR, "%s: unexpected end of file",
+		    hs->device);
+		errno = EIO;
+		return ENTROPYD_READ_ERROR;
+	}
+	if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+		return ENTROPYD_READ_AGAIN;
+	saved_errno = errno;
+	hwrng_host->log(hs->instance, ENTROPYD_LOG_ERR, "%s: read: %s", hs->device,
+	    strerror(saved_errno));
+	errno = saved_errno;
+	return ENTROPYD_READ_ERROR;
+}
+
+/* hw_random has no poll method: the daemon must read from a thread. */
+static int
+hwrng_pollfd(void *state)
+{
+	return -1;
+}
+
+/* Close the device and free the instance's state. */
+static void
+hwrng_close(void *state)
+{
+	struct hwrng_state *hs = state;
+
+	if (hs == NULL)
+		return;
+	close(hs->fd);
+	free(hs->device);
+	free(hs);
+}
+
+/*
+ * entropy_bits: 8 bits per byte, as rngd assumes. This is also the ceiling
+ * operators may lower to, so a smaller default would forbid full credit for
+ * hardware that deserves it. The kernel's own hw_random core credits the
+ * current device at the quality its driver declares (capped by rng_core's
+ * default_quality, 1024/1024 on current kernels); probe() reads that quality
+ * from rng_quality and warns, with the option to give, when it is lower. The
+ * daemon's FIPS tests and conditioner accounting still apply on top.
+ */
+const struct entropyd_source hwrng_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "hwrng",
+	.description = "kernel hardware RNG (/dev/hwrng: virtio-rng, TPM, SoC RNGs)",
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON,
+	.entropy_bits = 8.0,
+	.sample_bits = 0,
+	.options = hwrng_options,
+	.probe = hwrng_probe,
+	.open = hwrng_open,
+	.read = hwrng_read,
+	.pollfd = hwrng_pollfd,
+	.close = hwrng_close,
+	.configure = hwrng_configure,
+};

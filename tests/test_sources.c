@@ -1,0 +1,837 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The built-in hwrng and file sources, driven through a fake host table
+ * exactly as the daemon drives them: probe, open, pollfd, read, close.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "source.h"
+#include "builtin.h"
+
+/* The daemon's opaque types, as this fake host sees them. */
+struct entropyd_module {
+	const struct entropyd_source *source;
+};
+struct entropyd_instance {
+	char id[64];
+	char device[4096];
+	void *cookie;
+	struct entropyd_module *module;
+};
+
+#define TEST_MAX_OPTIONS 8
+#define TEST_MAX_INSTANCES 4
+
+static struct {
+	const char *key;
+	char value[4096];
+} test_options[TEST_MAX_OPTIONS];
+static size_t test_n_options;
+static struct entropyd_instance test_instances[TEST_MAX_INSTANCES];
+static size_t test_n_instances;
+static char test_log[16384];
+static char test_unusable[1024];
+static int test_n_unusable;
+static char test_dir[256];
+static struct entropyd_module test_module;
+
+/* host->log: collect "PRIORITY ID: line" lines. */
+static void __attribute__((format(printf, 3, 4)))
+test_host_log(struct entropyd_instance *inst, int priority, const char *fmt, ...)
+{
+	size_t used = strlen(test_log);
+	va_list ap;
+
+	snprintf(test_log + used, sizeof test_log - used, "%d %s: ", priority,
+	    *inst->id != '\0' ? inst->id : inst->module->source->name);
+	used = strlen(test_log);
+	va_start(ap, fmt);
+	vsnprintf(test_log + used, sizeof test_log - used, fmt, ap);
+	va_end(ap);
+	used = strlen(test_log);
+	snprintf(test_log + used, sizeof test_log - used, "\n");
+}
+
+/* host->module_log: the same, prefixed with the module's name. */
+static void __attribute__((format(printf, 3, 4)))
+test_host_module_log(struct entropyd_module *module, int priority, const char *fmt, ...)
+{
+	size_t used = strlen(test_log);
+	va_list ap;
+
+	snprintf(test_log + used, sizeof test_log - used, "%d %s: ", priority,
+	    module->source->name);
+	used = strlen(test_log);
+	va_start(ap, fmt);
+	vsnprintf(test_log + used, sizeof test_log - used, fmt, ap);
+	va_end(ap);
+	used = strlen(test_log);
+	snprintf(test_log + used, sizeof test_log - used, "\n");
+}
+
+/* host->option: the test's value, else the descriptor's default. */
+static const char *
+test_host_option(struct entropyd_module *module, const char *key)
+{
+	const struct entropyd_option *o;
+	size_t i;
+
+	for (i = 0; i < test_n_options; i++)
+		if (strcmp(test_options[i].key, key) == 0)
+			return test_options[i].value;
+	for (o = module->source->options; o != NULL && o->key != NULL; o++)
+		if (strcmp(o->key, key) == 0)
+			return o->default_value;
+	return NULL;
+}
+
+/* host->unusable: keep the last reason. */
+static void __attribute__((format(printf, 2, 3)))
+test_host_unusable(struct entropyd_module *module, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(test_unusable, sizeof test_unusable, fmt, ap);
+	va_end(ap);
+	test_n_unusable++;
+}
+
+/* host->add_instance: record what the module says about its device. */
+static struct entropyd_instance *
+test_host_add_instance(struct entropyd_module *module, const char *id, const char *device,
+    void *cookie)
+{
+	struct entropyd_instance *inst;
+
+	if (test_n_instances == TEST_MAX_INSTANCES)
+		return NULL;
+	inst = &test_instances[test_n_instances++];
+	snprintf(inst->id, sizeof inst->id, "%s", id != NULL ? id : "");
+	snprintf(inst->device, sizeof inst->device, "%s", device != NULL ? device : "");
+	inst->cookie = cookie;
+	inst->module = module;
+	return inst;
+}
+
+static void
+test_host_remove_instance(struct entropyd_instance *inst)
+{
+	cr_assert_fail("remove_instance called for %s", inst->device);
+}
+
+static void *
+test_host_instance_cookie(struct entropyd_instance *inst)
+{
+	return inst->cookie;
+}
+
+static struct entropyd_module *
+test_host_instance_module(struct entropyd_instance *inst)
+{
+	return inst->module;
+}
+
+static uint64_t
+test_host_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const struct entropyd_host test_host = {
+	.size = sizeof(struct entropyd_host),
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.log = test_host_log,
+	.module_log = test_host_module_log,
+	.option = test_host_option,
+	.unusable = test_host_unusable,
+	.add_instance = test_host_add_instance,
+	.remove_instance = test_host_remove_instance,
+	.instance_cookie = test_host_instance_cookie,
+	.instance_module = test_host_instance_module,
+	.now_ns = test_host_now_ns,
+};
+
+/* Set -O SOURCE:KEY:VALUE for the module under test. */
+static void
+test_set_option(const char *key, const char *value)
+{
+	cr_assert_lt(test_n_options, TEST_MAX_OPTIONS);
+	test_options[test_n_options].key = key;
+	snprintf(test_options[test_n_options].value, sizeof test_options[0].value, "%s", value);
+	test_n_options++;
+}
+
+/* A path inside the test's scratch directory (a static buffer per slot). */
+static const char *
+test_path(int slot, const char *name)
+{
+	static char paths[4][4096];
+
+	snprintf(paths[slot], sizeof paths[slot], "%s/%s", test_dir, name);
+	return paths[slot];
+}
+
+/* Create a file with the given bytes. */
+static void
+test_write_file(const char *path, const void *data, size_t len)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_neq(fd, -1, "create %s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+/* Probe a module the way the daemon does: configure, then probe. */
+static int
+test_probe(const struct entropyd_source *source)
+{
+	char err[256] = "";
+
+	test_module.source = source;
+	if (source->configure != NULL)
+		cr_assert_eq(source->configure(&test_module, &test_host, err, sizeof err), 0,
+		    "configure failed: %s", err);
+	return source->probe(&test_module, &test_host);
+}
+
+/* Poll one fd for input for up to ms milliseconds; the revents, or 0. */
+static short
+test_poll(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int n;
+
+	n = poll(&pfd, 1, ms);
+	cr_assert_neq(n, -1, "poll: %s", strerror(errno));
+	return n == 0 ? 0 : pfd.revents;
+}
+
+static int
+test_rm(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* A fresh scratch directory per test. */
+static void
+test_setup(void)
+{
+	snprintf(test_dir, sizeof test_dir, "%s/entropyd-sources.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	cr_assert_not_null(mkdtemp(test_dir), "mkdtemp: %s", strerror(errno));
+}
+
+static void
+test_teardown(void)
+{
+	if (getuid() == 0 && geteuid() != 0)
+		(void)seteuid(0);
+	nftw(test_dir, test_rm, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Does the descriptor declare this option? Its default, or "(unset)". */
+static const char *
+test_option_default(const struct entropyd_source *source, const char *key)
+{
+	const struct entropyd_option *o;
+
+	for (o = source->options; o != NULL && o->key != NULL; o++)
+		if (strcmp(o->key, key) == 0)
+			return o->default_value != NULL ? o->default_value : "(unset)";
+	return NULL;
+}
+
+TestSuite(hwrng, .init = test_setup, .fini = test_teardown, .timeout = 20);
+TestSuite(file, .init = test_setup, .fini = test_teardown, .timeout = 20);
+
+Test(hwrng, descriptor)
+{
+	cr_assert_eq(hwrng_source.abi_major, ENTROPYD_SOURCE_ABI_MAJOR);
+	cr_assert_eq(hwrng_source.abi_minor, ENTROPYD_SOURCE_ABI_MINOR);
+	cr_assert_eq(hwrng_source.size, sizeof(struct entropyd_source));
+	cr_assert_str_eq(hwrng_source.name, "hwrng");
+	cr_assert(hwrng_source.flags & ENTROPYD_SOURCE_DEFAULT_ON);
+	cr_assert_not(hwrng_source.flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST);
+	cr_assert(hwrng_source.entropy_bits > 0.0 && hwrng_source.entropy_bits <= 8.0);
+	cr_assert_str_eq(test_option_default(&hwrng_source, "device"), "/dev/hwrng");
+	cr_assert_str_eq(test_option_default(&hwrng_source, "rng_current"),
+	    "/sys/class/misc/hw_random/rng_current");
+	cr_assert_null(test_option_default(&hwrng_source, "entropy"));
+}
+
+Test(hwrng, rng_current_none_is_unusable)
+{
+	test_write_file(test_path(0, "rng_current"), "none\n", 5);
+	test_set_option("rng_current", test_path(0, "rng_current"));
+
+	cr_assert_eq(test_probe(&hwrng_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	cr_assert_eq(test_n_unusable, 1);
+	cr_assert_str_eq(test_unusable, "no hardware RNG is current (rng_current: none)");
+}
+
+Test(hwrng, rng_current_empty_is_unusable)
+{
+	test_write_file(test_path(0, "rng_current"), "\n", 1);
+	test_set_option("rng_current", test_path(0, "rng_current"));
+
+	cr_assert_eq(test_probe(&hwrng_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	cr_assert_str_eq(test_unusable, "no hardware RNG is current (rng_current: empty)");
+}
+
+Test(hwrng, missing_device_is_unusable)
+{
+	char want[4200];
+
+	test_set_option("device", test_path(0, "missing"));
+	test_set_option("rng_current", test_path(1, "no-rng_current"));
+
+	cr_assert_eq(test_probe(&hwrng_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	snprintf(want, sizeof want, "%s: No such file or directory", test_path(0, "missing"));
+	cr_assert_str_eq(test_unusable, want);
+}
+
+Test(hwrng, directory_is_unusable)
+{
+	char want[4200];
+
+	test_set_option("device", test_dir);
+	cr_assert_eq(test_probe(&hwrng_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	snprintf(want, sizeof want, "%s: Is a directory", test_dir);
+	cr_assert_str_eq(test_unusable, want);
+}
+
+Test(hwrng, unreadable_device_is_unusable)
+{
+	const char *device = test_path(0, "device");
+	char want[4200];
+
+	test_write_file(device, "x", 1);
+	cr_assert_eq(chmod(device, 0), 0);
+	if (geteuid() == 0) {
+		/* root reads anything: become nobody for this (forked) test. */
+		cr_assert_eq(chmod(test_dir, 0755), 0);
+		cr_assert_eq(seteuid(65534), 0, "seteuid: %s", strerror(errno));
+	}
+	test_set_option("device", device);
+
+	cr_assert_eq(test_probe(&hwrng_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	snprintf(want, sizeof want, "%s: Permission denied", device);
+	cr_assert_str_eq(test_unusable, want);
+}
+
+Test(hwrng, empty_device_option_fails_configure)
+{
+	char err[256] = "";
+
+	test_set_option("device", "");
+	test_module.source = &hwrng_source;
+	cr_assert_eq(hwrng_source.configure(&test_module, &test_host, err, sizeof err), -1);
+	cr_assert_str_eq(err, "hwrng: empty device (use -O hwrng:device:PATH or -r PATH)");
+}
+
+Test(hwrng, regular_file_reads_then_eof_is_an_error)
+{
+	const char *device = test_path(0, "device");
+	unsigned char data[64], buf[256];
+	void *state = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(i * 37 + 11);
+	test_write_file(device, data, sizeof data);
+	/* Another device given with -r does not depend on the kernel's hwrng. */
+	test_write_file(test_path(1, "rng_current"), "none\n", 5);
+	test_set_option("device", device);
+	test_set_option("rng_current", test_path(1, "rng_current"));
+
+	cr_assert_eq(test_probe(&hwrng_source), 1);
+	cr_assert_eq(test_n_unusable, 0, "unusable: %s", test_unusable);
+	cr_assert_eq(test_n_instances, 1);
+	cr_assert_str_eq(test_instances[0].id, "");
+	cr_assert_str_eq(test_instances[0].device, device);
+
+	cr_assert_eq(hwrng_source.open(&test_instances[0], &state), 0);
+	cr_assert_not_null(state);
+	cr_assert_eq(hwrng_source.pollfd(state), -1);
+	cr_assert_eq(hwrng_source.read(state, buf, sizeof buf), (ssize_t)sizeof data);
+	cr_assert_arr_eq(buf, data, sizeof data);
+	errno = 0;
+	cr_assert_eq(hwrng_source.read(state, buf, sizeof buf), ENTROPYD_READ_ERROR);
+	cr_assert_eq(errno, EIO);
+	cr_assert_not_null(strstr(test_log, device), "log: %s", test_log);
+	cr_assert_not_null(strstr(test_log, "end of file"), "log: %s", test_log);
+	hwrng_source.close(state);
+}
+
+Test(hwrng, read_error_keeps_errno)
+{
+	unsigned char buf[16];
+	void *state = NULL;
+	char want[4200];
+
+	/* probe refuses a directory; open() does not look, read() fails. */
+	test_set_option("device", test_dir);
+	test_module.source = &hwrng_source;
+	test_probe(&hwrng_source);
+	test_host_add_instance(&test_module, "", test_dir, NULL);
+
+	cr_assert_eq(hwrng_source.open(&test_instances[0], &state), 0);
+	errno = 0;
+	cr_assert_eq(hwrng_source.read(state, buf, sizeof buf), ENTROPYD_READ_ERROR);
+	cr_assert_eq(errno, EISDIR);
+	snprintf(want, sizeof want, "3 hwrng: %s: read: Is a directory\n", test_dir);
+	cr_assert_not_null(strstr(test_log, want), "log: %s", test_log);
+	hwrng_source.close(state);
+}
+
+Test(hwrng, open_failure_is_logged)
+{
+	void *state = NULL;
+	char want[4200];
+
+	test_set_option("device", test_path(0, "device"));
+	test_write_file(test_path(0, "device"), "x", 1);
+	cr_assert_eq(test_probe(&hwrng_source), 1);
+	cr_assert_eq(unlink(test_path(0, "device")), 0);
+
+	errno = 0;
+	cr_assert_eq(hwrng_source.open(&test_instances[0], &state), -1);
+	cr_assert_eq(errno, ENOENT);
+	snprintf(want, sizeof want, "3 hwrng: %s: open: No such file or directory\n",
+	    test_path(0, "device"));
+	cr_assert_str_eq(test_log, want);
+}
+
+static void
+test_on_signal(int sig)
+{
+}
+
+/* A blocking read run in a thread, so the test can interrupt it. */
+struct test_reader {
+	const struct entropyd_source *source;
+	void *state;
+	unsigned char buf[64];
+	ssize_t result;
+	int saved_errno;
+	volatile bool done;
+};
+
+static void *
+test_reader_run(void *arg)
+{
+	struct test_reader *r = arg;
+
+	r->result = r->source->read(r->state, r->buf, sizeof r->buf);
+	r->saved_errno = errno;
+	r->done = true;
+	return NULL;
+}
+
+/* Install a handler without SA_RESTART, so a blocked read() sees EINTR. */
+static void
+test_catch_sigusr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = test_on_signal;
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+/*
+ * Wait up to wait_ms for the reader; if signal_ms >= 0, signal it every
+ * signal_ms meanwhile (a signal sent before it blocks would be lost).
+ */
+static bool
+test_reader_wait(pthread_t thread, struct test_reader *r, int wait_ms, int signal_ms)
+{
+	struct timespec pause = { 0, 10 * 1000000 };
+	int waited_ms;
+
+	for (waited_ms = 0; waited_ms < wait_ms && !r->done; waited_ms += 10) {
+		if (signal_ms > 0 && waited_ms > 0 && waited_ms % signal_ms == 0)
+			pthread_kill(thread, SIGUSR1);
+		nanosleep(&pause, NULL);
+	}
+	return r->done;
+}
+
+Test(hwrng, signal_interrupts_a_blocked_read)
+{
+	const char *device = test_path(0, "fifo");
+	struct test_reader r = { .source = &hwrng_source };
+	pthread_t thread;
+	int writer;
+	bool stopped;
+
+	test_catch_sigusr1();
+	cr_assert_eq(mkfifo(device, 0600), 0);
+	/* Hold the FIFO open for writing, so reads block instead of ending. */
+	writer = open(device, O_RDWR | O_CLOEXEC);
+	cr_assert_neq(writer, -1);
+	test_set_option("device", device);
+	cr_assert_eq(test_probe(&hwrng_source), 1);
+	cr_assert_eq(hwrng_source.open(&test_instances[0], &r.state), 0);
+
+	/* Data first: read() returns what is there. */
+	cr_assert_eq(write(writer, "abc", 3), 3);
+	cr_assert_eq(hwrng_source.read(r.state, r.buf, sizeof r.buf), 3);
+	cr_assert_arr_eq(r.buf, "abc", 3);
+
+	/* Then nothing: read() blocks until the daemon's signal. */
+	cr_assert_eq(pthread_create(&thread, NULL, test_reader_run, &r), 0);
+	cr_assert_not(test_reader_wait(thread, &r, 100, -1), "read did not block");
+	stopped = test_reader_wait(thread, &r, 3000, 50);
+	if (!stopped) {
+		/* It loops on EINTR: feed it so the thread can end, then fail. */
+		cr_assert_eq(write(writer, "x", 1), 1);
+		pthread_join(thread, NULL);
+		cr_assert_fail("read() did not return on a signal");
+	}
+	pthread_join(thread, NULL);
+	cr_assert_eq(r.result, ENTROPYD_READ_AGAIN);
+	hwrng_source.close(r.state);
+	close(writer);
+}
+
+/* The real kernel device, where there is one and we may read it. */
+static void
+test_need_real_hwrng(void)
+{
+	char current[128] = "";
+	FILE *f;
+	int fd;
+
+	if (access("/dev/hwrng", F_OK) == -1)
+		cr_skip_test("no /dev/hwrng on this machine");
+	if ((f = fopen("/sys/class/misc/hw_random/rng_current", "r")) != NULL) {
+		if (fgets(current, sizeof current, f) == NULL)
+			current[0] = '\0';
+		fclose(f);
+		current[strcspn(current, "\n")] = '\0';
+		if (current[0] == '\0' || strcmp(current, "none") == 0)
+			cr_skip_test("no hardware RNG is current (rng_current: %s)",
+			    current[0] != '\0' ? current : "empty");
+	}
+	if ((fd = open("/dev/hwrng", O_RDONLY | O_CLOEXEC)) == -1)
+		cr_skip_test("cannot open /dev/hwrng (%s): needs root", strerror(errno));
+	close(fd);
+}
+
+Test(hwrng, real_device)
+{
+	struct test_reader r = { .source = &hwrng_source };
+	char current[128] = "", want[256];
+	pthread_t thread;
+	FILE *f;
+
+	test_need_real_hwrng();
+	test_catch_sigusr1();
+	if ((f = fopen("/sys/class/misc/hw_random/rng_current", "r")) != NULL) {
+		if (fgets(current, sizeof current, f) == NULL)
+			current[0] = '\0';
+		fclose(f);
+		current[strcspn(current, "\n")] = '\0';
+	}
+
+	cr_assert_eq(test_probe(&hwrng_source), 1);
+	cr_assert_eq(test_n_instances, 1);
+	cr_assert_str_eq(test_instances[0].id, "");
+	cr_assert_str_eq(test_instances[0].device, "/dev/hwrng");
+	if (current[0] != '\0') {
+		snprintf(want, sizeof want, "6 hwrng: current hwrng: %s", current);
+		cr_assert_not_null(strstr(test_log, want), "log: %s", test_log);
+	}
+
+	cr_assert_eq(hwrng_source.open(&test_instances[0], &r.state), 0);
+	cr_assert_eq(hwrng_source.pollfd(r.state), -1);
+	cr_assert_eq(pthread_create(&thread, NULL, test_reader_run, &r), 0);
+	if (!test_reader_wait(thread, &r, 5000, -1)) {
+		/* Stop it the way the daemon does, then fail. */
+		test_reader_wait(thread, &r, 2000, 50);
+		cr_assert(r.done, "read blocked and ignored signals");
+		pthread_join(thread, NULL);
+		cr_assert_fail("no bytes from /dev/hwrng within 5 s");
+	}
+	pthread_join(thread, NULL);
+	cr_assert_gt(r.result, 0, "read: %zd (%s)", r.result, strerror(r.saved_errno));
+	hwrng_source.close(r.state);
+}
+
+Test(hwrng, kernel_quality_is_logged)
+{
+	test_need_real_hwrng();
+	/* The real device, with a fake sysfs directory next to it. */
+	test_write_file(test_path(0, "rng_current"), "fake_rng.0\n", 11);
+	test_write_file(test_path(1, "rng_quality"), "512\n", 4);
+	test_set_option("rng_current", test_path(0, "rng_current"));
+
+	cr_assert_eq(test_probe(&hwrng_source), 1);
+	cr_assert_not_null(strstr(test_log,
+	    "6 hwrng: current hwrng: fake_rng.0 (kernel quality 512/1024)\n"), "log: %s",
+	    test_log);
+	cr_assert_not_null(strstr(test_log, "4 hwrng: the kernel rates fake_rng.0 at 4.00 bits "
+	    "per byte: lower the credit with -O hwrng:entropy:4.00\n"), "log: %s", test_log);
+}
+
+Test(file, descriptor)
+{
+	cr_assert_eq(file_source.abi_major, ENTROPYD_SOURCE_ABI_MAJOR);
+	cr_assert_eq(file_source.abi_minor, ENTROPYD_SOURCE_ABI_MINOR);
+	cr_assert_eq(file_source.size, sizeof(struct entropyd_source));
+	cr_assert_str_eq(file_source.name, "file");
+	cr_assert_not(file_source.flags & ENTROPYD_SOURCE_DEFAULT_ON);
+	cr_assert(file_source.flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST);
+	cr_assert_float_eq(file_source.entropy_bits, 8.0, 1e-9);
+	cr_assert_str_eq(test_option_default(&file_source, "path"), "(unset)");
+	cr_assert_null(test_option_default(&file_source, "entropy"));
+}
+
+Test(file, configure_needs_a_path)
+{
+	char err[256] = "";
+
+	test_module.source = &file_source;
+	cr_assert_eq(file_source.configure(&test_module, &test_host, err, sizeof err), -1);
+	cr_assert_str_eq(err, "file: no path given (use -O file:path:PATH)");
+
+	test_set_option("path", "");
+	err[0] = '\0';
+	cr_assert_eq(file_source.configure(&test_module, &test_host, err, sizeof err), -1);
+	cr_assert_str_eq(err, "file: no path given (use -O file:path:PATH)");
+}
+
+Test(file, configure_accepts_a_path)
+{
+	char err[256] = "";
+
+	test_set_option("path", "/anything");
+	test_module.source = &file_source;
+	cr_assert_eq(file_source.configure(&test_module, &test_host, err, sizeof err), 0);
+	cr_assert_str_eq(err, "");
+}
+
+Test(file, probe_without_path_is_unusable)
+{
+	test_module.source = &file_source;
+	cr_assert_eq(file_source.probe(&test_module, &test_host), 0);
+	cr_assert_eq(test_n_instances, 0);
+	cr_assert_str_eq(test_unusable, "no path given (use -O file:path:PATH)");
+}
+
+Test(file, missing_path_is_unusable)
+{
+	char want[4200];
+
+	test_set_option("path", test_path(0, "missing"));
+	cr_assert_eq(test_probe(&file_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	snprintf(want, sizeof want, "%s: No such file or directory", test_path(0, "missing"));
+	cr_assert_str_eq(test_unusable, want);
+}
+
+Test(file, directory_is_unusable)
+{
+	char want[4200];
+
+	test_set_option("path", test_dir);
+	cr_assert_eq(test_probe(&file_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	snprintf(want, sizeof want, "%s: a directory, not a regular file or FIFO", test_dir);
+	cr_assert_str_eq(test_unusable, want);
+}
+
+Test(file, character_device_is_unusable)
+{
+	test_set_option("path", "/dev/null");
+	cr_assert_eq(test_probe(&file_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	cr_assert_str_eq(test_unusable, "/dev/null: a character device, not a regular file or FIFO");
+}
+
+Test(file, regular_file_reads_to_eof)
+{
+	const char *path = test_path(0, "data");
+	unsigned char data[100], buf[100];
+	void *state = NULL;
+	size_t got = 0;
+	ssize_t n;
+	size_t i;
+
+	for (i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(255 - i * 3);
+	test_write_file(path, data, sizeof data);
+	test_set_option("path", path);
+
+	cr_assert_eq(test_probe(&file_source), 1);
+	cr_assert_eq(test_n_unusable, 0, "unusable: %s", test_unusable);
+	cr_assert_str_eq(test_instances[0].id, "");
+	cr_assert_str_eq(test_instances[0].device, path);
+	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(file_source.pollfd(state), -1);
+	/* In odd-sized pieces, as a reader with a small buffer would. */
+	while (got < sizeof data) {
+		n = file_source.read(state, buf + got, 7);
+		cr_assert_gt(n, 0, "read at %zu: %zd", got, n);
+		cr_assert_leq((size_t)n, 7);
+		got += (size_t)n;
+	}
+	cr_assert_arr_eq(buf, data, sizeof data);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_EOF);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_EOF);
+	cr_assert_str_eq(test_log, "");
+	file_source.close(state);
+}
+
+Test(file, replaced_by_a_directory_fails_open)
+{
+	const char *path = test_path(0, "data");
+	void *state = NULL;
+	char want[4200];
+
+	test_write_file(path, "x", 1);
+	test_set_option("path", path);
+	cr_assert_eq(test_probe(&file_source), 1);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(mkdir(path, 0700), 0);
+
+	errno = 0;
+	cr_assert_eq(file_source.open(&test_instances[0], &state), -1);
+	cr_assert_eq(errno, EINVAL);
+	snprintf(want, sizeof want, "3 file: %s: a directory, not a regular file or FIFO\n", path);
+	cr_assert_str_eq(test_log, want);
+}
+
+Test(file, fifo_stream)
+{
+	const char *path = test_path(0, "fifo");
+	unsigned char buf[64];
+	void *state = NULL;
+	int fd, writer;
+
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	test_set_option("path", path);
+	cr_assert_eq(test_probe(&file_source), 1);
+	cr_assert_str_eq(test_instances[0].device, path);
+
+	/* Opening with no writer must not block (the suite's timeout catches it). */
+	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	fd = file_source.pollfd(state);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(test_poll(fd, 50), 0, "a FIFO with no writer yet is quiet");
+
+	/* A writer connects but has not written: nothing now. */
+	writer = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_neq(writer, -1, "open writer: %s", strerror(errno));
+	cr_assert_eq(test_poll(fd, 50), 0);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_AGAIN);
+
+	/* It writes: poll wakes and read returns the bytes. */
+	cr_assert_eq(write(writer, "entropy", 7), 7);
+	cr_assert(test_poll(fd, 1000) & POLLIN);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), 7);
+	cr_assert_arr_eq(buf, "entropy", 7);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_AGAIN);
+
+	/* It goes away: poll reports the hang-up and read asks for a reopen. */
+	close(writer);
+	cr_assert(test_poll(fd, 1000) & POLLHUP);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_REOPEN);
+
+	/* Reopened, the FIFO is quiet again until the next writer. */
+	file_source.close(state);
+	state = NULL;
+	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	fd = file_source.pollfd(state);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(test_poll(fd, 50), 0, "a reopened FIFO reports a hang-up");
+	writer = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_neq(writer, -1);
+	cr_assert_eq(write(writer, "again", 5), 5);
+	cr_assert(test_poll(fd, 1000) & POLLIN);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), 5);
+	cr_assert_arr_eq(buf, "again", 5);
+	close(writer);
+	file_source.close(state);
+	cr_assert_str_eq(test_log, "");
+}
+
+/* A writer blocked in open() until a reader arrives. */
+struct test_writer {
+	const char *path;
+	int fd;
+	volatile bool opened;
+};
+
+static void *
+test_writer_run(void *arg)
+{
+	struct test_writer *w = arg;
+
+	w->fd = open(w->path, O_WRONLY | O_CLOEXEC);
+	w->opened = true;
+	return NULL;
+}
+
+Test(file, probe_leaves_a_waiting_writer_alone)
+{
+	struct test_writer w = { .path = test_path(0, "fifo"), .fd = -1 };
+	struct timespec pause = { 0, 100 * 1000000 };
+	pthread_t thread;
+	unsigned char buf[8];
+	void *state = NULL;
+	int fd;
+
+	cr_assert_eq(mkfifo(w.path, 0600), 0);
+	test_set_option("path", w.path);
+	cr_assert_eq(pthread_create(&thread, NULL, test_writer_run, &w), 0);
+	nanosleep(&pause, NULL);
+	cr_assert_not(w.opened);
+
+	/* Probing must not open the FIFO: that would wake the writer. */
+	cr_assert_eq(test_probe(&file_source), 1);
+	nanosleep(&pause, NULL);
+	cr_assert_not(w.opened, "probe woke a writer waiting on the FIFO");
+
+	/* Opening the source does, and its bytes arrive. */
+	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	pthread_join(thread, NULL);
+	cr_assert_neq(w.fd, -1, "writer open: %s", strerror(errno));
+	cr_assert_eq(write(w.fd, "ok", 2), 2);
+	fd = file_source.pollfd(state);
+	cr_assert(test_poll(fd, 1000) & POLLIN);
+	cr_assert_eq(file_source.read(state, buf, sizeof buf), 2);
+	close(w.fd);
+	file_source.close(state);
+}
