@@ -140,7 +140,7 @@ hwrng_probe(struct entropyd_module *module, const struct entropyd_host *host)
 	const char *device, *rng_current;
 	char current[128];
 	bool exists, have_current = false;
-	int fd;
+	int fd, stat_errno;
 
 	hwrng_host = host;
 	device = hwrng_device(module);
@@ -149,8 +149,9 @@ hwrng_probe(struct entropyd_module *module, const struct entropyd_host *host)
 		return 0;
 	}
 	exists = stat(device, &st) == 0;
-	if (!exists && errno != ENOENT && errno != ENOTDIR) {
-		host->unusable(module, "%s: %s", device, strerror(errno));
+	stat_errno = errno;
+	if (!exists && stat_errno != ENOENT && stat_errno != ENOTDIR) {
+		host->unusable(module, "%s: %s", device, strerror(stat_errno));
 		return 0;
 	}
 
@@ -177,7 +178,7 @@ hwrng_probe(struct entropyd_module *module, const struct entropyd_host *host)
 	}
 
 	if (!exists) {
-		host->unusable(module, "%s: %s", device, strerror(ENOENT));
+		host->unusable(module, "%s: %s", device, strerror(stat_errno));
 		return 0;
 	}
 	if (S_ISDIR(st.st_mode)) {

@@ -529,24 +529,33 @@ Test(hwrng, signal_interrupts_a_blocked_read)
 static void
 test_need_real_hwrng(void)
 {
-	char current[128] = "";
+	char current[128] = "", why[256] = "";
 	FILE *f;
 	int fd;
 
 	if (access("/dev/hwrng", F_OK) == -1)
-		cr_skip_test("no /dev/hwrng on this machine");
-	if ((f = fopen("/sys/class/misc/hw_random/rng_current", "r")) != NULL) {
+		snprintf(why, sizeof why, "no /dev/hwrng on this machine");
+	else if ((f = fopen("/sys/class/misc/hw_random/rng_current", "r")) != NULL) {
 		if (fgets(current, sizeof current, f) == NULL)
 			current[0] = '\0';
 		fclose(f);
 		current[strcspn(current, "\n")] = '\0';
 		if (current[0] == '\0' || strcmp(current, "none") == 0)
-			cr_skip_test("no hardware RNG is current (rng_current: %s)",
+			snprintf(why, sizeof why, "no hardware RNG is current (rng_current: %s)",
 			    current[0] != '\0' ? current : "empty");
 	}
-	if ((fd = open("/dev/hwrng", O_RDONLY | O_CLOEXEC)) == -1)
-		cr_skip_test("cannot open /dev/hwrng (%s): needs root", strerror(errno));
-	close(fd);
+	if (why[0] == '\0') {
+		if ((fd = open("/dev/hwrng", O_RDONLY | O_CLOEXEC)) == -1)
+			snprintf(why, sizeof why, "cannot open /dev/hwrng (%s): needs root",
+			    strerror(errno));
+		else
+			close(fd);
+	}
+	if (why[0] != '\0') {
+		/* A skipped test does not reach .fini: clean up here. */
+		test_teardown();
+		cr_skip_test("%s", why);
+	}
 }
 
 Test(hwrng, real_device)
@@ -603,6 +612,25 @@ Test(hwrng, kernel_quality_is_logged)
 	    test_log);
 	cr_assert_not_null(strstr(test_log, "4 hwrng: the kernel rates fake_rng.0 at 4.00 bits "
 	    "per byte: lower the credit with -O hwrng:entropy:4.00\n"), "log: %s", test_log);
+}
+
+Test(hwrng, kernel_node_under_another_name_follows_rng_current)
+{
+	const char *link = test_path(0, "hwrng");
+
+	/* Only stat() is needed here: the node's numbers make it the kernel's. */
+	if (access("/dev/hwrng", F_OK) == -1) {
+		test_teardown();
+		cr_skip_test("no /dev/hwrng on this machine");
+	}
+	cr_assert_eq(symlink("/dev/hwrng", link), 0);
+	test_write_file(test_path(1, "rng_current"), "none\n", 5);
+	test_set_option("device", link);
+	test_set_option("rng_current", test_path(1, "rng_current"));
+
+	cr_assert_eq(test_probe(&hwrng_source), 0);
+	cr_assert_eq(test_n_instances, 0);
+	cr_assert_str_eq(test_unusable, "no hardware RNG is current (rng_current: none)");
 }
 
 Test(file, descriptor)
