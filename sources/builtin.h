@@ -10,5 +10,7 @@
 #include "source.h"
 
 extern const struct entropyd_source hwrng_source, file_source;
+/* Every built-in, NULL-terminated (src/builtin.c). */
+extern const struct entropyd_source *const builtin_sources[];
 
 #endif

@@ -1,11 +1,88 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
 
+#include "engine.h"
 #include "log.h"
+#include "options.h"
+#include "pidfile.h"
+#include "registry.h"
+#include "sink.h"
+
+/* Report a usage error the way every flag error is reported, and exit 64. */
+static void __attribute__((noreturn))
+usage_error(const char *msg)
+{
+	fprintf(stderr, "entropyd: %s\nTry 'entropyd --help' for more information.\n", msg);
+	exit(EX_USAGE);
+}
 
 int
 main(int argc, char **argv)
 {
-	log_init("entropyd", LOG_TO_STDERR, 0);
-	return EXIT_SUCCESS;
+	struct config cfg;
+	struct sink sink;
+	struct pidfile pidfile = { NULL, -1 };
+	const char *pidpath;
+	char err[512];
+	int rc;
+
+	if (options_parse(&cfg, argc, argv, err, sizeof err) != 0)
+		usage_error(err);
+	if (cfg.help) {
+		options_usage(stdout);
+		return EX_OK;
+	}
+	if (cfg.version) {
+		printf("entropyd %s (source ABI %d.%d)\n", PACKAGE_VERSION,
+		    ENTROPYD_SOURCE_ABI_MAJOR, ENTROPYD_SOURCE_ABI_MINOR);
+		return EX_OK;
+	}
+	log_init("entropyd", LOG_TO_STDERR, cfg.verbose);
+	registry_add_builtins();
+	if (registry_configure(&cfg, err, sizeof err) != 0)
+		usage_error(err);
+	if (cfg.show_options != NULL) {
+		registry_print_options(registry_find(cfg.show_options), stdout);
+		return EX_OK;
+	}
+	if (cfg.list) {
+		registry_print_list(stdout);
+		return EX_OK;
+	}
+	if (cfg.drop_privileges != NULL) {
+		fprintf(stderr, "entropyd: -D: dropping privileges is not supported yet\n");
+		return EX_UNAVAILABLE;
+	}
+	if ((rc = sink_open(&sink, &cfg, err, sizeof err)) != 0) {
+		fprintf(stderr, "entropyd: %s\n", err);
+		return rc;
+	}
+	pidpath = cfg.pid_file != NULL ? cfg.pid_file :
+	    cfg.foreground ? NULL : OPTIONS_DEFAULT_PIDFILE;
+	if (pidpath != NULL && (rc = pidfile_open(&pidfile, pidpath, err, sizeof err)) != 0) {
+		fprintf(stderr, "entropyd: %s\n", err);
+		return rc;
+	}
+	if (!cfg.foreground) {
+		if (daemon(0, 0) == -1) {
+			fprintf(stderr, "entropyd: daemon: %s\n", strerror(errno));
+			return EX_OSERR;
+		}
+		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
+	}
+	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1)
+		log_warn("pidfile %s", pidpath);
+	log_info("entropyd %s started; sink %s (%s)", PACKAGE_VERSION, sink.path,
+	    sink_kind_name(sink.kind));
+	rc = engine_run(&cfg, &sink);
+	sink_close(&sink);
+	pidfile_close(&pidfile);
+	registry_free();
+	options_free(&cfg);
+	return rc;
 }

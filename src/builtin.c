@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+#include <stddef.h>
+
+#include "builtin.h"
+
+/* The source modules compiled into the daemon, in probe order. */
+const struct entropyd_source *const builtin_sources[] = {
+	&hwrng_source,
+	&file_source,
+	NULL,
+};

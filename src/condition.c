@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <string.h>
+
+#include <gcrypt.h>
+
+#include "condition.h"
+#include "log.h"
+
+/* Initialise libgcrypt: version check, no secure memory pool (buffers are wiped by hand). */
+void
+condition_global_init(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	if (gcry_check_version(GCRYPT_VERSION) == NULL)
+		fatalx("libgcrypt is older than %s", GCRYPT_VERSION);
+	gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
+	gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+	done = 1;
+}
+
+/* ceil(320 / unit_bits) units for a full-entropy output; a fixed count when uncredited. */
+size_t
+condition_units_per_output(double unit_bits, size_t unit_bytes)
+{
+	if (unit_bits <= 0)
+		return CONDITION_UNCREDITED_BYTES / unit_bytes;
+	return (size_t)ceil(CONDITION_INPUT_BITS / unit_bits - 1e-9);
+}
+
+void
+condition_init(struct conditioner *c, double unit_bits, size_t unit_bytes)
+{
+	gcry_error_t err;
+
+	condition_global_init();
+	memset(c, 0, sizeof *c);
+	err = gcry_md_open(&c->md, GCRY_MD_SHA256, 0);
+	if (err)
+		fatalx("SHA-256: %s", gcry_strerror(err));
+	c->unit_bits = unit_bits;
+	c->unit_bytes = unit_bytes;
+	c->units_per_output = condition_units_per_output(unit_bits, unit_bytes);
+}
+
+void
+condition_free(struct conditioner *c)
+{
+	if (c->md != NULL)
+		gcry_md_close(c->md);
+	c->md = NULL;
+}
+
+void
+condition_discard(struct conditioner *c)
+{
+	gcry_md_reset(c->md);
+	c->units = 0;
+}
+
+/* Absorb whole units; take an output each time enough have been absorbed. */
+void
+condition_input(struct conditioner *c, const uint8_t *buf, size_t len,
+    condition_output_fn fn, void *arg)
+{
+	size_t units = len / c->unit_bytes;
+	unsigned credit = c->unit_bits > 0 ? CONDITION_OUTPUT_BITS : 0;
+
+	while (units > 0) {
+		size_t take = c->units_per_output - c->units;
+
+		if (take > units)
+			take = units;
+		gcry_md_write(c->md, buf, take * c->unit_bytes);
+		buf += take * c->unit_bytes;
+		units -= take;
+		c->units += take;
+		if (c->units < c->units_per_output)
+			break;
+		fn(arg, gcry_md_read(c->md, GCRY_MD_SHA256), CONDITION_OUTPUT_BYTES, credit);
+		gcry_md_reset(c->md);
+		c->units = 0;
+		c->outputs++;
+	}
+}

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <syslog.h>
+
+#include <event2/event.h>
+
+#include "engine.h"
+#include "log.h"
+#include "reader.h"
+#include "registry.h"
+#include "xmalloc.h"
+
+struct engine {
+	struct event_base *base;
+	const struct config *cfg;
+	struct sink *sink;
+	struct event *ev_signals[4];
+	struct event *ev_topup;
+	struct event *ev_rate;
+	struct event *ev_reprobe;
+	unsigned reprobe_backoff_ms;
+	bool warned_none;
+	uint64_t rate_mark_ns;
+	int exit_code;
+};
+
+static struct engine engine;
+
+static void engine_open(struct entropyd_instance *);
+static void engine_close(struct entropyd_instance *);
+static void engine_demand(struct entropyd_instance *);
+static void engine_feed(void);
+
+/* Convert milliseconds to a timeval for libevent. */
+static struct timeval
+engine_tv(unsigned ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	return tv;
+}
+
+/* Double a backoff between its bounds. */
+static unsigned
+engine_next_backoff(unsigned ms)
+{
+	if (ms < ENGINE_BACKOFF_MIN_MS)
+		return ENGINE_BACKOFF_MIN_MS;
+	return ms >= ENGINE_BACKOFF_MAX_MS / 2 ? ENGINE_BACKOFF_MAX_MS : ms * 2;
+}
+
+/* Try an instance again after its backoff. */
+static void
+engine_schedule_retry(struct entropyd_instance *inst)
+{
+	struct timeval tv;
+
+	inst->backoff_ms = engine_next_backoff(inst->backoff_ms);
+	tv = engine_tv(inst->backoff_ms);
+	evtimer_add(inst->ev_retry, &tv);
+	log_debug("%s: retry in %u ms", inst->name, inst->backoff_ms);
+}
+
+static void
+engine_retry(int fd, short what, void *arg)
+{
+	engine_open(arg);
+}
+
+/* Whether an instance is open (has source state). */
+static bool
+engine_is_open(const struct entropyd_instance *inst)
+{
+	return inst->state == INSTANCE_STARTING || inst->state == INSTANCE_RUNNING;
+}
+
+/* Stop a source: suspended after failed tests, absent after an error. */
+static void
+engine_take_down(struct entropyd_instance *inst, enum instance_state state)
+{
+	engine_close(inst);
+	registry_set_state(inst, state);
+	if (state != INSTANCE_DRAINED)
+		engine_schedule_retry(inst);
+}
+
+/* A read's outcome: bytes into the pipeline, or the end, an error, a reopen. */
+static void
+engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t *buf)
+{
+	struct pipeline *p = &inst->pipe;
+	uint64_t passed = p->count.blocks_passed;
+
+	switch (n) {
+	case ENTROPYD_READ_AGAIN:
+		return;
+	case ENTROPYD_READ_EOF:
+		log_info("%s: input ended; source drained", inst->name);
+		engine_take_down(inst, INSTANCE_DRAINED);
+		return;
+	case ENTROPYD_READ_REOPEN:
+		log_debug("%s: stream ended; reopening", inst->name);
+		engine_close(inst);
+		registry_set_state(inst, INSTANCE_ABSENT);
+		engine_open(inst);
+		return;
+	case ENTROPYD_READ_ERROR:
+		registry_set_error(inst, "read: %s; absent", strerror(err));
+		engine_take_down(inst, INSTANCE_ABSENT);
+		return;
+	}
+	if (n < 0) {
+		registry_set_error(inst, "read returned %zd; absent", n);
+		engine_take_down(inst, INSTANCE_ABSENT);
+		return;
+	}
+	pipeline_input(p, buf, (size_t)n);
+	if (p->count.blocks_passed > passed)
+		inst->backoff_ms = 0;
+	if (pipeline_failing(p) && !engine.cfg->ignorefail) {
+		registry_set_error(inst, "suspended after %" PRIu64 " failed blocks of %" PRIu64
+		    " (monobit %" PRIu64 ", poker %" PRIu64 ", runs %" PRIu64 ", long run %" PRIu64
+		    ", continuous %" PRIu64 ", rct %" PRIu64 ", apt %" PRIu64 ")",
+		    p->count.blocks_failed, p->count.blocks_tested,
+		    p->count.test_failures[PIPELINE_TEST_MONOBIT],
+		    p->count.test_failures[PIPELINE_TEST_POKER],
+		    p->count.test_failures[PIPELINE_TEST_RUNS],
+		    p->count.test_failures[PIPELINE_TEST_LONG_RUN],
+		    p->count.test_failures[PIPELINE_TEST_CONTINUOUS],
+		    p->count.test_failures[PIPELINE_TEST_RCT],
+		    p->count.test_failures[PIPELINE_TEST_APT]);
+		reserve_clear(&p->reserve);
+		engine_take_down(inst, INSTANCE_SUSPENDED);
+		return;
+	}
+	if (inst->state == INSTANCE_STARTING && pipeline_started(p)) {
+		log_info("%s: start-up tests passed", inst->name);
+		registry_set_state(inst, INSTANCE_RUNNING);
+	}
+	engine_feed();
+	if (engine_is_open(inst))
+		engine_demand(inst);
+}
+
+/* The source's own fd is readable. */
+static void
+engine_readable(int fd, short what, void *arg)
+{
+	struct entropyd_instance *inst = arg;
+	uint8_t buf[READER_BUFFER_BYTES];
+	ssize_t n;
+	int err;
+
+	errno = 0;
+	n = inst->module->src->read(inst->source_state, buf, sizeof buf);
+	err = errno;
+	engine_handle(inst, n, err, buf);
+	explicit_bzero(buf, sizeof buf);
+}
+
+/* A reader thread finished a read. */
+static void
+engine_reader_ready(int fd, short what, void *arg)
+{
+	struct entropyd_instance *inst = arg;
+	uint8_t buf[READER_BUFFER_BYTES];
+	ssize_t n;
+	int err;
+
+	if (reader_take(inst->reader, buf, &n, &err))
+		engine_handle(inst, n, err, buf);
+	explicit_bzero(buf, sizeof buf);
+}
+
+/* Read a source only while its reserve wants filling. */
+static void
+engine_demand(struct entropyd_instance *inst)
+{
+	bool want = reserve_wants(&inst->pipe.reserve);
+
+	if (inst->reader != NULL)
+		reader_want(inst->reader, want);
+	else if (want)
+		event_add(inst->ev_read, NULL);
+	else
+		event_del(inst->ev_read);
+}
+
+/* Open an instance and start reading it, or schedule another try. */
+static void
+engine_open(struct entropyd_instance *inst)
+{
+	const struct entropyd_source *src = inst->module->src;
+	void *state = NULL;
+
+	if (engine_is_open(inst) || inst->removed)
+		return;
+	evtimer_del(inst->ev_retry);
+	if (src->open(inst, &state) == -1) {
+		if (inst->last_error[0] == '\0')
+			registry_set_error(inst, "cannot open %s", inst->device);
+		registry_set_state(inst, INSTANCE_ABSENT);
+		engine_schedule_retry(inst);
+		return;
+	}
+	inst->source_state = state;
+	inst->last_error[0] = '\0';
+	pipeline_restart(&inst->pipe);
+	inst->fd = src->pollfd(state);
+	if (inst->fd >= 0) {
+		inst->ev_read = event_new(engine.base, inst->fd, EV_READ | EV_PERSIST,
+		    engine_readable, inst);
+	} else {
+		inst->reader = reader_start(src, state);
+		inst->ev_read = event_new(engine.base, reader_fd(inst->reader),
+		    EV_READ | EV_PERSIST, engine_reader_ready, inst);
+		event_add(inst->ev_read, NULL);
+	}
+	registry_set_state(inst, pipeline_started(&inst->pipe) ? INSTANCE_RUNNING :
+	    INSTANCE_STARTING);
+	log_info("%s: reading %s (%s, %g bits per %s credited)", inst->name, inst->device,
+	    inst->fd >= 0 ? "polled" : "reader thread", inst->module->entropy_bits,
+	    src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
+	engine.warned_none = false;
+	engine_demand(inst);
+}
+
+/* Close an open instance: stop its reader, free its events, close the module state. */
+static void
+engine_close(struct entropyd_instance *inst)
+{
+	bool stopped = true;
+
+	if (!engine_is_open(inst))
+		return;
+	if (inst->ev_read != NULL)
+		event_free(inst->ev_read);
+	inst->ev_read = NULL;
+	if (inst->reader != NULL)
+		stopped = reader_stop(inst->reader, ENGINE_STOP_TIMEOUT_MS);
+	inst->reader = NULL;
+	if (stopped)
+		inst->module->src->close(inst->source_state);
+	else
+		log_warnx("%s: reader stuck in read(); leaving it", inst->name);
+	inst->source_state = NULL;
+	inst->fd = -1;
+}
+
+/* A module added an instance (probe, re-probe or hotplug): open it unless it is. */
+static void
+engine_added(struct entropyd_instance *inst)
+{
+	if (inst->ev_retry == NULL)
+		inst->ev_retry = evtimer_new(engine.base, engine_retry, inst);
+	if (!engine_is_open(inst)) {
+		inst->backoff_ms = 0;
+		engine_open(inst);
+	}
+}
+
+/* A module removed an instance (unplug): close and forget it. */
+static void
+engine_removed(struct entropyd_instance *inst)
+{
+	log_info("%s: removed", inst->name);
+	engine_close(inst);
+	if (inst->ev_retry != NULL)
+		event_free(inst->ev_retry);
+	registry_free_instance(inst);
+}
+
+/* Let the sink take what it wants; a failed sink ends the daemon. */
+static void
+engine_feed(void)
+{
+	uint64_t credited = engine.sink->bits_credited;
+
+	switch (sink_service(engine.sink)) {
+	case SINK_OK:
+		break;
+	case SINK_CLOSED:
+		log_info("%s: closed by its reader; exiting", engine.sink->path);
+		engine.exit_code = EX_OK;
+		event_base_loopbreak(engine.base);
+		return;
+	case SINK_FAILED:
+		errno = engine.sink->error;
+		log_warn("%s: write failed; exiting", engine.sink->path);
+		engine.exit_code = EX_IOERR;
+		event_base_loopbreak(engine.base);
+		return;
+	}
+	if (credited == 0 && engine.sink->bits_credited > 0)
+		log_info("first feed: %" PRIu64 " bits credited to the kernel",
+		    engine.sink->bits_credited);
+	else if (engine.sink->bits_credited > credited)
+		log_debug("fed the kernel: %" PRIu64 " bits credited",
+		    engine.sink->bits_credited - credited);
+}
+
+/* After a feed the reserves have room: read the sources again. */
+static void
+engine_feed_and_demand(void)
+{
+	struct entropyd_instance *inst;
+
+	engine_feed();
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		if (engine_is_open(inst))
+			engine_demand(inst);
+}
+
+/* The sink's fd is writable again. */
+static void
+engine_sink_writable(int fd, short what, void *arg)
+{
+	engine_feed_and_demand();
+}
+
+/* Every -R seconds: top the kernel up. */
+static void
+engine_topup(int fd, short what, void *arg)
+{
+	sink_topup(engine.sink);
+	engine_feed_and_demand();
+}
+
+/* Probe every enabled module; with no instance at all, say so once and retry. */
+static void
+engine_probe_all(void)
+{
+	struct entropyd_module *m;
+	char reasons[1024] = "";
+	size_t len = 0;
+	bool any = false;
+
+	TAILQ_FOREACH(m, &registry_modules, entry) {
+		if (!m->enabled)
+			continue;
+		registry_probe(m);
+		if (!TAILQ_EMPTY(&m->instances))
+			any = true;
+		else if (len < sizeof reasons)
+			len += (size_t)snprintf(reasons + len, sizeof reasons - len, "%s%s: %s",
+			    len ? "; " : "", m->src->name, m->unusable ? m->unusable :
+			    "no device found");
+	}
+	if (any) {
+		engine.reprobe_backoff_ms = 0;
+		engine.warned_none = false;
+		return;
+	}
+	if (!engine.warned_none)
+		log_warnx("no usable entropy source (%s); re-probing until one appears",
+		    len ? reasons : "none enabled");
+	engine.warned_none = true;
+	engine.reprobe_backoff_ms = engine_next_backoff(engine.reprobe_backoff_ms);
+	{
+		struct timeval tv = engine_tv(engine.reprobe_backoff_ms);
+
+		evtimer_add(engine.ev_reprobe, &tv);
+	}
+}
+
+static void
+engine_reprobe(int fd, short what, void *arg)
+{
+	engine_probe_all();
+}
+
+/* Log one line of counters per instance (SIGUSR1). */
+static void
+engine_log_stats(void)
+{
+	struct entropyd_instance *inst;
+	uint64_t now = registry_now_ns();
+
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		const struct pipeline_counters *c = &inst->pipe.count;
+		char failures[256] = "";
+		size_t len = 0;
+		int t;
+
+		for (t = 0; t < PIPELINE_NTESTS; t++)
+			len += (size_t)snprintf(failures + len, sizeof failures - len, "%s%s=%" PRIu64,
+			    t ? " " : "", pipeline_test_key((enum pipeline_test)t),
+			    c->test_failures[t]);
+		log_info("%s: %s for %" PRIu64 " s; read %" PRIu64 " bytes; blocks %" PRIu64
+		    " passed, %" PRIu64 " failed; failures %s; conditioned %" PRIu64 " bytes, taken %"
+		    PRIu64 ", credited %" PRIu64 " bits%s%s", inst->name,
+		    registry_state_name(inst->state), (now - inst->state_since_ns) / 1000000000u,
+		    c->bytes_read, c->blocks_passed, c->blocks_failed, failures,
+		    c->bytes_conditioned, c->bytes_taken, c->bits_credited,
+		    inst->last_error[0] ? "; last error: " : "", inst->last_error);
+	}
+	log_info("sink %s (%s): %" PRIu64 " bytes written, %" PRIu64 " bits credited in %" PRIu64
+	    " feeds", engine.sink->path, sink_kind_name(engine.sink->kind),
+	    engine.sink->bytes_written, engine.sink->bits_credited, engine.sink->feeds);
+}
+
+/* Test mode: one line a second with each source's rate. */
+static void
+engine_rate(int fd, short what, void *arg)
+{
+	struct entropyd_instance *inst;
+	uint64_t now = registry_now_ns();
+	double secs = (double)(now - engine.rate_mark_ns) / 1e9;
+	char line[1024] = "";
+	size_t len = 0;
+
+	engine.rate_mark_ns = now;
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		uint64_t taken = inst->pipe.count.bytes_taken;
+
+		if (len < sizeof line)
+			len += (size_t)snprintf(line + len, sizeof line - len,
+			    "%s%s %.1f kB/s (%s)", len ? ", " : "", inst->name,
+			    (double)(taken - inst->sink_bytes_mark) / secs / 1000.0,
+			    registry_state_name(inst->state));
+		inst->sink_bytes_mark = taken;
+	}
+	log_info("rate: %s", len ? line : "no sources");
+}
+
+static void
+engine_signal(int sig, short what, void *arg)
+{
+	struct entropyd_instance *inst;
+
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("%s: exiting", strsignal(sig));
+		event_base_loopbreak(engine.base);
+		break;
+	case SIGHUP:
+		log_info("SIGHUP: re-probing sources");
+		TAILQ_FOREACH(inst, &registry_instances, all)
+			if (!engine_is_open(inst) && inst->module->enabled) {
+				inst->backoff_ms = 0;
+				engine_open(inst);
+			}
+		engine_probe_all();
+		break;
+	case SIGUSR1:
+		engine_log_stats();
+		break;
+	}
+}
+
+/* Add a persistent timer firing every ms. */
+static struct event *
+engine_every(unsigned ms, void (*fn)(int, short, void *))
+{
+	struct event *ev = event_new(engine.base, -1, EV_PERSIST, fn, NULL);
+	struct timeval tv = engine_tv(ms);
+
+	event_add(ev, &tv);
+	return ev;
+}
+
+int
+engine_run(const struct config *cfg, struct sink *sink)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	static const struct registry_hooks hooks = { engine_added, engine_removed };
+	struct entropyd_instance *inst;
+	size_t i;
+
+	memset(&engine, 0, sizeof engine);
+	engine.cfg = cfg;
+	engine.sink = sink;
+	engine.exit_code = EX_OK;
+	if ((engine.base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	signal(SIGPIPE, SIG_IGN);
+	reader_global_init();
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		engine.ev_signals[i] = evsignal_new(engine.base, sigs[i], engine_signal, NULL);
+		evsignal_add(engine.ev_signals[i], NULL);
+	}
+	sink_attach(sink, engine.base, engine_sink_writable);
+	engine.ev_reprobe = evtimer_new(engine.base, engine_reprobe, NULL);
+	if (sink->kind == SINK_KERNEL)
+		engine.ev_topup = engine_every(cfg->reseed_interval_s * 1000u, engine_topup);
+	if (cfg->test_mode) {
+		log_info("test mode: nothing is written to the kernel");
+		engine.rate_mark_ns = registry_now_ns();
+		engine.ev_rate = engine_every(1000, engine_rate);
+	}
+	registry_set_hooks(&hooks);
+	engine_probe_all();
+	event_base_dispatch(engine.base);
+
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		engine_close(inst);
+		if (inst->ev_retry != NULL)
+			event_free(inst->ev_retry);
+		inst->ev_retry = NULL;
+	}
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		event_free(engine.ev_signals[i]);
+	event_free(engine.ev_reprobe);
+	if (engine.ev_topup != NULL)
+		event_free(engine.ev_topup);
+	if (engine.ev_rate != NULL)
+		event_free(engine.ev_rate);
+	if (sink->ev_write != NULL)
+		event_free(sink->ev_write);
+	sink->ev_write = NULL;
+	event_base_free(engine.base);
+	return engine.exit_code;
+}

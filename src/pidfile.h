@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_PIDFILE_H
+#define ENTROPYD_PIDFILE_H
+
+#include <stddef.h>
+
+/*
+ * A locked pidfile: opened and locked before daemonising (so a second
+ * instance is refused while the first runs), written after.
+ */
+struct pidfile {
+	char *path;
+	int fd;
+};
+
+/* Open and lock: 0, or a sysexits code with err naming the running pid. */
+int pidfile_open(struct pidfile *, const char *path, char *err, size_t errlen);
+/* Write the current pid. */
+int pidfile_write(struct pidfile *);
+/* Remove and close. */
+void pidfile_close(struct pidfile *);
+
+#endif

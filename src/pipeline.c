@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "pipeline.h"
+
+static void pipeline_fips_input(struct pipeline *, const uint8_t *, size_t);
+static void pipeline_fips_block(struct pipeline *);
+static void pipeline_failed(struct pipeline *, enum pipeline_test);
+static void pipeline_to_reserve(void *, const uint8_t *, size_t, unsigned);
+static void pipeline_to_fips(void *, const uint8_t *, size_t, unsigned);
+
+void
+pipeline_init(struct pipeline *p, bool raw, unsigned sample_bits, double unit_bits)
+{
+	memset(p, 0, sizeof *p);
+	p->raw = raw;
+	p->unit_bits = unit_bits;
+	p->sample_bytes = raw && sample_bits > 8 ? 2 : 1;
+	p->sample_mask = raw && sample_bits < 32 ? (1u << sample_bits) - 1 : 0xff;
+	if (raw)
+		sp80090b_init(&p->health, unit_bits > 0 ? unit_bits : 1, sample_bits);
+	condition_init(&p->cond, unit_bits, p->sample_bytes);
+	reserve_init(&p->reserve);
+}
+
+void
+pipeline_free(struct pipeline *p)
+{
+	condition_free(&p->cond);
+	reserve_free(&p->reserve);
+	explicit_bzero(p->block, sizeof p->block);
+}
+
+/* Start the tests afresh: new bootstrap word, empty block, start-up again. */
+void
+pipeline_restart(struct pipeline *p)
+{
+	p->bootstrap_len = 0;
+	p->block_len = 0;
+	p->have_carry = false;
+	p->failure_score = 0;
+	p->good_streak = 0;
+	explicit_bzero(p->block, sizeof p->block);
+	condition_discard(&p->cond);
+	if (p->raw)
+		sp80090b_reset(&p->health);
+}
+
+/* Count a failed test and raise the failure score. */
+static void
+pipeline_failed(struct pipeline *p, enum pipeline_test test)
+{
+	p->count.test_failures[test]++;
+}
+
+/* A full block: test it, then condition it (bytes) or keep it (raw path). */
+static void
+pipeline_fips_block(struct pipeline *p)
+{
+	unsigned mask = fips_test_block(&p->fips, p->block);
+	int t;
+
+	p->block_len = 0;
+	p->count.blocks_tested++;
+	if (mask != 0) {
+		for (t = 0; t < FIPS_NTESTS; t++)
+			if (mask & (1u << t))
+				pipeline_failed(p, (enum pipeline_test)t);
+		p->count.blocks_failed++;
+		p->failure_score++;
+		p->good_streak = 0;
+		explicit_bzero(p->block, sizeof p->block);
+		return;
+	}
+	p->count.blocks_passed++;
+	if (++p->good_streak >= PIPELINE_FORGIVE_BLOCKS) {
+		p->good_streak = 0;
+		if (p->failure_score > 0)
+			p->failure_score--;
+	}
+	if (p->raw)
+		pipeline_to_reserve(p, p->block, FIPS_BLOCK_BYTES, 0);
+	else
+		condition_input(&p->cond, p->block, FIPS_BLOCK_BYTES, pipeline_to_reserve, p);
+	explicit_bzero(p->block, sizeof p->block);
+}
+
+/* Gather bytes into FIPS blocks, the first four as the bootstrap word. */
+static void
+pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		size_t n;
+
+		if (p->bootstrap_len < FIPS_BOOTSTRAP_BYTES) {
+			n = FIPS_BOOTSTRAP_BYTES - p->bootstrap_len;
+			if (n > len)
+				n = len;
+			memcpy(p->bootstrap + p->bootstrap_len, buf, n);
+			p->bootstrap_len += n;
+			if (p->bootstrap_len == FIPS_BOOTSTRAP_BYTES)
+				fips_init(&p->fips, p->bootstrap);
+		} else {
+			n = FIPS_BLOCK_BYTES - p->block_len;
+			if (n > len)
+				n = len;
+			memcpy(p->block + p->block_len, buf, n);
+			p->block_len += n;
+			if (p->block_len == FIPS_BLOCK_BYTES)
+				pipeline_fips_block(p);
+		}
+		buf += n;
+		len -= n;
+	}
+}
+
+/* Conditioner output on the byte path, or a passed block on the raw path. */
+static void
+pipeline_to_reserve(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
+{
+	struct pipeline *p = arg;
+
+	reserve_put(&p->reserve, out, len);
+	p->count.bytes_conditioned += len;
+}
+
+/* Conditioner output on the raw path goes on to FIPS. */
+static void
+pipeline_to_fips(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
+{
+	pipeline_fips_input(arg, out, len);
+}
+
+/* Raw samples: health-test each; condition the runs of samples that passed. */
+static void
+pipeline_raw_input(struct pipeline *p, const uint8_t *buf, size_t len)
+{
+	size_t sb = p->sample_bytes, i, start = 0;
+
+	if (p->have_carry && len > 0) {
+		/* A two-byte sample split across reads: finish it alone. */
+		uint8_t pair[2] = { p->sample_carry, buf[0] };
+
+		p->have_carry = false;
+		pipeline_raw_input(p, pair, 2);
+		buf++;
+		len--;
+	}
+	if (len % sb) {
+		p->sample_carry = buf[len - 1];
+		p->have_carry = true;
+		len--;
+	}
+	for (i = 0; i < len; i += sb) {
+		uint32_t s = sb == 2 ? buf[i] | (uint32_t)buf[i + 1] << 8 : buf[i];
+		bool was_ready = sp80090b_ready(&p->health);
+		enum sp80090b_result r = sp80090b_sample(&p->health, s & p->sample_mask);
+
+		p->count.samples_tested++;
+		if (r != SP80090B_PASS) {
+			/* Nothing absorbed since the last output may be used. */
+			pipeline_failed(p, r == SP80090B_RCT_FAIL ? PIPELINE_TEST_RCT : PIPELINE_TEST_APT);
+			p->failure_score++;
+			p->good_streak = 0;
+			p->count.samples_discarded += (i - start) / sb + 1 + p->cond.units;
+			condition_discard(&p->cond);
+			start = i + sb;
+		} else if (!was_ready) {
+			p->count.samples_discarded++;
+			start = i + sb;
+		}
+	}
+	if (start < len)
+		condition_input(&p->cond, buf + start, len - start, pipeline_to_fips, p);
+}
+
+void
+pipeline_input(struct pipeline *p, const uint8_t *buf, size_t len)
+{
+	p->count.bytes_read += len;
+	if (p->raw)
+		pipeline_raw_input(p, buf, len);
+	else
+		pipeline_fips_input(p, buf, len);
+}
+
+bool
+pipeline_failing(const struct pipeline *p)
+{
+	return p->failure_score >= PIPELINE_FAILURE_LIMIT;
+}
+
+bool
+pipeline_credited(const struct pipeline *p)
+{
+	return p->unit_bits > 0;
+}
+
+bool
+pipeline_started(const struct pipeline *p)
+{
+	return !p->raw || sp80090b_ready(&p->health);
+}
+
+const char *
+pipeline_test_key(enum pipeline_test t)
+{
+	if (t == PIPELINE_TEST_RCT)
+		return "rct";
+	if (t == PIPELINE_TEST_APT)
+		return "apt";
+	return fips_test_key((enum fips_test)t);
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_PIPELINE_H
+#define ENTROPYD_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "condition.h"
+#include "fips.h"
+#include "reserve.h"
+#include "sp80090b.h"
+
+/*
+ * One source instance's data path, free of I/O. Bytes from a source go
+ * through the raw-sample health tests (sources that declare raw samples),
+ * FIPS 140-2 and SHA-256 conditioning into the reserve:
+ *   whitened bytes: FIPS on the bytes, then conditioning;
+ *   raw samples:    RCT/APT on the samples, conditioning, then FIPS on the
+ *                   conditioned bytes (FIPS on raw noise would reject it).
+ * A block that fails a test is discarded and counted, never reaching the
+ * reserve. Every byte in the reserve is full entropy if the source is
+ * credited (unit_bits > 0), and uncredited otherwise.
+ */
+
+/* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks. */
+#define PIPELINE_FAILURE_LIMIT 25
+#define PIPELINE_FORGIVE_BLOCKS 1000
+
+enum pipeline_test {
+	PIPELINE_TEST_MONOBIT = FIPS_MONOBIT,
+	PIPELINE_TEST_POKER = FIPS_POKER,
+	PIPELINE_TEST_RUNS = FIPS_RUNS,
+	PIPELINE_TEST_LONG_RUN = FIPS_LONG_RUN,
+	PIPELINE_TEST_CONTINUOUS = FIPS_CONTINUOUS,
+	PIPELINE_TEST_RCT,
+	PIPELINE_TEST_APT,
+	PIPELINE_NTESTS
+};
+
+struct pipeline_counters {
+	uint64_t bytes_read;      /* from the source */
+	uint64_t blocks_tested;   /* FIPS blocks */
+	uint64_t blocks_passed;
+	uint64_t blocks_failed;
+	uint64_t samples_tested;  /* raw samples */
+	uint64_t samples_discarded; /* raw samples not used (start-up, failures) */
+	uint64_t test_failures[PIPELINE_NTESTS];
+	uint64_t bytes_conditioned; /* put in the reserve */
+	uint64_t bytes_taken;     /* taken by a sink */
+	uint64_t bits_credited;   /* credited by the kernel sink */
+};
+
+struct pipeline {
+	bool raw;                 /* raw samples: RCT/APT first */
+	size_t sample_bytes;      /* 1 or 2 */
+	unsigned sample_mask;
+	double unit_bits;         /* assessed bits per byte or per sample */
+	struct sp80090b health;
+	uint8_t sample_carry;     /* low byte of a 2-byte sample split across reads */
+	bool have_carry;
+	struct fips_ctx fips;
+	uint8_t bootstrap[FIPS_BOOTSTRAP_BYTES];
+	size_t bootstrap_len;
+	uint8_t block[FIPS_BLOCK_BYTES];
+	size_t block_len;
+	struct conditioner cond;
+	struct reserve reserve;
+	unsigned failure_score;   /* rises per failed block, falls per 1000 good */
+	unsigned good_streak;
+	struct pipeline_counters count;
+};
+
+/*
+ * raw: the source yields samples of sample_bits (1..16); unit_bits is the
+ * assessed min-entropy per byte (or per sample when raw), 0 for none.
+ */
+void pipeline_init(struct pipeline *, bool raw, unsigned sample_bits, double unit_bits);
+void pipeline_free(struct pipeline *);
+/* Restart the tests after a reopen; the reserve and counters stay. */
+void pipeline_restart(struct pipeline *);
+/* Push bytes read from the source through the tests into the reserve. */
+void pipeline_input(struct pipeline *, const uint8_t *buf, size_t len);
+/* True when failures crossed PIPELINE_FAILURE_LIMIT (the source should be suspended). */
+bool pipeline_failing(const struct pipeline *);
+/* Whether the source is credited at all. */
+bool pipeline_credited(const struct pipeline *);
+/* True once raw-sample start-up tests passed (always true for byte sources). */
+bool pipeline_started(const struct pipeline *);
+/* The label of a test for logs and metrics. */
+const char *pipeline_test_key(enum pipeline_test);
+
+#endif

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+#include <sys/eventfd.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "reader.h"
+#include "xmalloc.h"
+
+/* The signal sent to a reader to interrupt a blocked read(). */
+#define READER_SIGNAL SIGUSR2
+
+struct reader {
+	pthread_t thread;
+	const struct entropyd_source *src;
+	void *state;
+	int wake_fd;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool want, stop, done;
+	bool full;                 /* a finished read waits for the loop */
+	ssize_t result;
+	int err;
+	uint8_t buf[READER_BUFFER_BYTES];
+};
+
+/* Does nothing: its delivery makes a blocked read() return EINTR. */
+static void
+reader_interrupt(int sig)
+{
+}
+
+void
+reader_global_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = reader_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: read() must return */
+	if (sigaction(READER_SIGNAL, &sa, NULL) == -1)
+		fatal("sigaction");
+}
+
+/* The thread: wait to be wanted, read one buffer, hand it over, repeat. */
+static void *
+reader_main(void *arg)
+{
+	struct reader *r = arg;
+	uint8_t buf[READER_BUFFER_BYTES];
+	sigset_t set;
+	uint64_t one = 1;
+
+	sigfillset(&set);
+	sigdelset(&set, READER_SIGNAL);
+	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		ssize_t n;
+		int err;
+
+		while (!r->stop && (!r->want || r->full))
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->lock);
+		errno = 0;
+		n = r->src->read(r->state, buf, sizeof buf);
+		err = errno;
+		pthread_mutex_lock(&r->lock);
+		if (r->stop)
+			break;
+		if (n == ENTROPYD_READ_AGAIN) {
+			/* Interrupted, or nothing yet: pause so a source cannot spin us. */
+			struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+			pthread_mutex_unlock(&r->lock);
+			nanosleep(&pause, NULL);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		r->result = n;
+		r->err = err;
+		if (n > 0)
+			memcpy(r->buf, buf, (size_t)n);
+		r->full = true;
+		if (write(r->wake_fd, &one, sizeof one) == -1 && errno != EAGAIN)
+			log_warn("reader: eventfd");
+		if (n <= 0)
+			r->want = false; /* the loop decides what happens next */
+	}
+	r->done = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	explicit_bzero(buf, sizeof buf);
+	return NULL;
+}
+
+struct reader *
+reader_start(const struct entropyd_source *src, void *state)
+{
+	struct reader *r = xcalloc(1, sizeof *r);
+	int e;
+
+	r->src = src;
+	r->state = state;
+	if ((r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
+		fatal("eventfd");
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	if ((e = pthread_create(&r->thread, NULL, reader_main, r)) != 0) {
+		errno = e;
+		fatal("pthread_create");
+	}
+	return r;
+}
+
+int
+reader_fd(const struct reader *r)
+{
+	return r->wake_fd;
+}
+
+void
+reader_want(struct reader *r, bool want)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->want != want) {
+		r->want = want;
+		pthread_cond_signal(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+bool
+reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
+{
+	uint64_t count;
+	bool got;
+
+	if (read(r->wake_fd, &count, sizeof count) == -1 && errno != EAGAIN)
+		log_warn("reader: eventfd");
+	pthread_mutex_lock(&r->lock);
+	got = r->full;
+	if (got) {
+		*result = r->result;
+		*err = r->err;
+		if (r->result > 0) {
+			memcpy(buf, r->buf, (size_t)r->result);
+			explicit_bzero(r->buf, (size_t)r->result);
+		}
+		r->full = false;
+		pthread_cond_signal(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return got;
+}
+
+bool
+reader_stop(struct reader *r, unsigned timeout_ms)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	unsigned waited_ms = 0;
+	bool done;
+
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		done = r->done;
+		pthread_mutex_unlock(&r->lock);
+		if (done || waited_ms >= timeout_ms)
+			break;
+		/* Again and again: the signal may land just before read() begins. */
+		pthread_kill(r->thread, READER_SIGNAL);
+		nanosleep(&pause, NULL);
+		waited_ms += 10;
+	}
+	if (!done) {
+		/* Stuck in read(): leave the thread and its buffers be. */
+		pthread_detach(r->thread);
+		return false;
+	}
+	pthread_join(r->thread, NULL);
+	close(r->wake_fd);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	explicit_bzero(r->buf, sizeof r->buf);
+	free(r);
+	return true;
+}

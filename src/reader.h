@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_READER_H
+#define ENTROPYD_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "source.h"
+
+/*
+ * A core-owned thread for a source whose read() blocks or computes. The
+ * thread reads only while the loop wants data, one buffer at a time, and
+ * wakes the loop through an eventfd. The pipeline stays on the loop thread.
+ */
+#define READER_BUFFER_BYTES 4096
+
+struct reader;
+
+/* Start a thread reading src with state. */
+struct reader *reader_start(const struct entropyd_source *src, void *state);
+/* The fd the loop polls for a finished read. */
+int reader_fd(const struct reader *);
+/* Tell the thread whether to read. */
+void reader_want(struct reader *, bool want);
+/*
+ * Take the finished read, if any: returns false when none is ready; else
+ * *result is the read()'s return, *err its errno, and buf holds the bytes.
+ */
+bool reader_take(struct reader *, void *buf, ssize_t *result, int *err);
+/*
+ * Stop the thread, interrupting a blocked read(); waits up to timeout_ms.
+ * Returns true when it stopped (the source may be closed), false when it
+ * is stuck inside read() (the source state must then be left alone).
+ */
+bool reader_stop(struct reader *, unsigned timeout_ms);
+/* Install the signal that interrupts blocked reads (once, before any thread). */
+void reader_global_init(void);
+
+#endif

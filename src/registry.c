@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "builtin.h"
+#include "log.h"
+#include "registry.h"
+#include "xmalloc.h"
+
+/* The daemon's own per-source option key. */
+#define REGISTRY_ENTROPY_KEY "entropy"
+
+struct module_list registry_modules = TAILQ_HEAD_INITIALIZER(registry_modules);
+struct instance_list registry_instances = TAILQ_HEAD_INITIALIZER(registry_instances);
+static struct registry_hooks registry_hooks;
+
+static void host_log(struct entropyd_instance *, int, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+static void host_module_log(struct entropyd_module *, int, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+static void host_unusable(struct entropyd_module *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+static struct entropyd_instance *host_add_instance(struct entropyd_module *, const char *,
+    const char *, void *);
+static void host_remove_instance(struct entropyd_instance *);
+static void *host_instance_cookie(struct entropyd_instance *);
+static struct entropyd_module *host_instance_module(struct entropyd_instance *);
+
+const struct entropyd_host registry_host = {
+	.size = sizeof(struct entropyd_host),
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.log = host_log,
+	.module_log = host_module_log,
+	.option = registry_option,
+	.unusable = host_unusable,
+	.add_instance = host_add_instance,
+	.remove_instance = host_remove_instance,
+	.instance_cookie = host_instance_cookie,
+	.instance_module = host_instance_module,
+	.now_ns = registry_now_ns,
+};
+
+static const char *const registry_state_names[] = {
+	[INSTANCE_ABSENT] = "absent",
+	[INSTANCE_STARTING] = "starting",
+	[INSTANCE_RUNNING] = "running",
+	[INSTANCE_SUSPENDED] = "suspended",
+	[INSTANCE_DRAINED] = "drained",
+};
+
+uint64_t
+registry_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *
+registry_state_name(enum instance_state s)
+{
+	return registry_state_names[s];
+}
+
+void
+registry_set_hooks(const struct registry_hooks *hooks)
+{
+	registry_hooks = *hooks;
+}
+
+/* Log for an instance; warnings and errors also become its last error. */
+static void
+host_vlog(struct entropyd_instance *inst, int priority, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	if (priority <= LOG_WARNING)
+		snprintf(inst->last_error, sizeof inst->last_error, "%s", line);
+	log_printf(priority, "%s: %s", inst->name, line);
+}
+
+static void
+host_log(struct entropyd_instance *inst, int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	host_vlog(inst, priority, fmt, ap);
+	va_end(ap);
+}
+
+/* Record an instance's last error and log it as a warning. */
+void
+registry_set_error(struct entropyd_instance *inst, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	host_vlog(inst, LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+static void
+host_module_log(struct entropyd_module *m, int priority, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	log_printf(priority, "%s: %s", m->src->name, line);
+}
+
+static void
+host_unusable(struct entropyd_module *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(m->unusable);
+	va_start(ap, fmt);
+	if (vasprintf(&m->unusable, fmt, ap) < 0)
+		fatal("vasprintf");
+	va_end(ap);
+}
+
+/* Add an instance, or hand back the one of that name (a re-probe finds it again). */
+static struct entropyd_instance *
+host_add_instance(struct entropyd_module *m, const char *id, const char *device, void *cookie)
+{
+	struct entropyd_instance *inst;
+	char *name;
+	bool raw = m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES;
+
+	if (id != NULL && *id != '\0')
+		xasprintf(&name, "%s:%s", m->src->name, id);
+	else
+		name = xstrdup(m->src->name);
+	TAILQ_FOREACH(inst, &m->instances, entry) {
+		if (strcmp(inst->name, name) == 0 && !inst->removed) {
+			free(name);
+			inst->cookie = cookie;
+			if (registry_hooks.added != NULL)
+				registry_hooks.added(inst);
+			return inst;
+		}
+	}
+	inst = xcalloc(1, sizeof *inst);
+	inst->module = m;
+	inst->name = name;
+	inst->device = xstrdup(device != NULL ? device : "");
+	inst->cookie = cookie;
+	inst->fd = -1;
+	inst->state = INSTANCE_ABSENT;
+	inst->state_since_ns = registry_now_ns();
+	pipeline_init(&inst->pipe, raw, m->src->sample_bits, m->entropy_bits);
+	TAILQ_INSERT_TAIL(&m->instances, inst, entry);
+	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
+	if (registry_hooks.added != NULL)
+		registry_hooks.added(inst);
+	return inst;
+}
+
+static void
+host_remove_instance(struct entropyd_instance *inst)
+{
+	inst->removed = true;
+	if (registry_hooks.removed != NULL)
+		registry_hooks.removed(inst);
+	else
+		registry_free_instance(inst);
+}
+
+static void *
+host_instance_cookie(struct entropyd_instance *inst)
+{
+	return inst->cookie;
+}
+
+static struct entropyd_module *
+host_instance_module(struct entropyd_instance *inst)
+{
+	return inst->module;
+}
+
+void
+registry_set_state(struct entropyd_instance *inst, enum instance_state state)
+{
+	if (inst->state == state)
+		return;
+	log_debug("%s: %s -> %s", inst->name, registry_state_name(inst->state),
+	    registry_state_name(state));
+	inst->state = state;
+	inst->state_since_ns = registry_now_ns();
+}
+
+/* Free a closed instance and unlink it. */
+void
+registry_free_instance(struct entropyd_instance *inst)
+{
+	TAILQ_REMOVE(&inst->module->instances, inst, entry);
+	TAILQ_REMOVE(&registry_instances, inst, all);
+	pipeline_free(&inst->pipe);
+	free(inst->name);
+	free(inst->device);
+	free(inst);
+}
+
+/* Check a module name: lowercase letters, digits and '_'. */
+static bool
+registry_valid_name(const char *name)
+{
+	if (*name == '\0')
+		return false;
+	for (; *name != '\0'; name++)
+		if (!islower((unsigned char)*name) && !isdigit((unsigned char)*name) && *name != '_')
+			return false;
+	return true;
+}
+
+int
+registry_add(const struct entropyd_source *src, const char *path, char *err, size_t errlen)
+{
+	struct entropyd_module *m;
+	const struct entropyd_option *o;
+	size_t n = 0;
+
+	if (src->name == NULL || !registry_valid_name(src->name)) {
+		snprintf(err, errlen, "invalid source name");
+		return -1;
+	}
+	if ((m = registry_find(src->name)) != NULL) {
+		snprintf(err, errlen, "source name '%s' is taken by %s", src->name,
+		    m->path != NULL ? m->path : "a built-in source");
+		return -1;
+	}
+	for (o = src->options; o != NULL && o->key != NULL; o++) {
+		if (strcmp(o->key, REGISTRY_ENTROPY_KEY) == 0) {
+			snprintf(err, errlen, "option '%s' is reserved for the daemon", o->key);
+			return -1;
+		}
+		n++;
+	}
+	m = xcalloc(1, sizeof *m);
+	m->src = src;
+	m->path = path != NULL ? xstrdup(path) : NULL;
+	m->entropy_bits = src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ? 0 : src->entropy_bits;
+	m->n_options = n;
+	m->options = xcalloc(n, sizeof *m->options);
+	for (n = 0; n < m->n_options; n++)
+		m->options[n].key = src->options[n].key;
+	TAILQ_INIT(&m->instances);
+	TAILQ_INSERT_TAIL(&registry_modules, m, entry);
+	return 0;
+}
+
+void
+registry_add_builtins(void)
+{
+	const struct entropyd_source *const *b;
+	char err[256];
+
+	for (b = builtin_sources; *b != NULL; b++)
+		if (registry_add(*b, NULL, err, sizeof err) == -1)
+			fatalx("built-in source: %s", err);
+}
+
+struct entropyd_module *
+registry_find(const char *name)
+{
+	struct entropyd_module *m;
+
+	TAILQ_FOREACH(m, &registry_modules, entry)
+		if (strcmp(m->src->name, name) == 0)
+			return m;
+	return NULL;
+}
+
+const char *
+registry_option(struct entropyd_module *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_options; i++) {
+		if (strcmp(m->options[i].key, key) != 0)
+			continue;
+		if (m->options[i].value != NULL)
+			return m->options[i].value;
+		return m->src->options[i].default_value;
+	}
+	return NULL;
+}
+
+/* Whether name is among the n names. */
+static bool
+registry_named(char *const *names, size_t n, const char *name)
+{
+	while (n-- > 0)
+		if (strcmp(names[n], name) == 0)
+			return true;
+	return false;
+}
+
+/* Look up a source named on the command line, or say it is unknown. */
+static struct entropyd_module *
+registry_lookup(const char *flag, const char *name, char *err, size_t errlen)
+{
+	struct entropyd_module *m = registry_find(name);
+
+	if (m == NULL)
+		snprintf(err, errlen, "%s: unknown source '%s' (entropyd -l lists them)", flag, name);
+	return m;
+}
+
+/* Apply one -O SOURCE:KEY:VALUE. */
+static int
+registry_apply_option(const struct config_option *o, char *err, size_t errlen)
+{
+	struct entropyd_module *m;
+	char *end;
+	double h;
+	size_t i;
+
+	if ((m = registry_lookup("-O", o->source, err, errlen)) == NULL)
+		return -1;
+	if (strcmp(o->key, REGISTRY_ENTROPY_KEY) == 0) {
+		errno = 0;
+		h = strtod(o->value, &end);
+		if (errno != 0 || end == o->value || *end != '\0' || !isfinite(h) || h < 0) {
+			snprintf(err, errlen, "-O %s:entropy: '%s' is not a number of bits",
+			    o->source, o->value);
+			return -1;
+		}
+		if (h > m->src->entropy_bits) {
+			snprintf(err, errlen, "-O %s:entropy: %g is above the source's own "
+			    "estimate of %g bits; it can only be lowered", o->source, h,
+			    m->src->entropy_bits);
+			return -1;
+		}
+		m->entropy_bits = h;
+		return 0;
+	}
+	for (i = 0; i < m->n_options; i++) {
+		if (strcmp(m->options[i].key, o->key) == 0) {
+			free(m->options[i].value);
+			m->options[i].value = xstrdup(o->value);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "-O: source '%s' has no option '%s' (entropyd -O %s lists them)",
+	    o->source, o->key, o->source);
+	return -1;
+}
+
+int
+registry_configure(const struct config *cfg, char *err, size_t errlen)
+{
+	struct entropyd_module *m;
+	size_t i;
+	bool all;
+
+	for (i = 0; i < cfg->n_exclude; i++)
+		if (strcmp(cfg->exclude[i], "all") != 0 &&
+		    registry_lookup("-x", cfg->exclude[i], err, errlen) == NULL)
+			return EX_USAGE;
+	for (i = 0; i < cfg->n_include; i++)
+		if (registry_lookup("-n", cfg->include[i], err, errlen) == NULL)
+			return EX_USAGE;
+	if (cfg->show_options != NULL &&
+	    registry_lookup("-O", cfg->show_options, err, errlen) == NULL)
+		return EX_USAGE;
+	for (i = 0; i < cfg->n_options; i++)
+		if (registry_apply_option(&cfg->options[i], err, errlen) == -1)
+			return EX_USAGE;
+	all = registry_named(cfg->exclude, cfg->n_exclude, "all");
+	TAILQ_FOREACH(m, &registry_modules, entry) {
+		m->enabled = registry_named(cfg->include, cfg->n_include, m->src->name) ||
+		    ((m->src->flags & ENTROPYD_SOURCE_DEFAULT_ON) && !all &&
+		    !registry_named(cfg->exclude, cfg->n_exclude, m->src->name));
+		if (m->enabled && m->src->configure != NULL &&
+		    m->src->configure(m, &registry_host, err, errlen) == -1)
+			return EX_USAGE;
+	}
+	return 0;
+}
+
+void
+registry_print_options(const struct entropyd_module *m, FILE *f)
+{
+	const struct entropyd_option *o;
+
+	fprintf(f, "%s: %s\n", m->src->name, m->src->description);
+	fprintf(f, "  %s:%-14s %s (default %g%s)\n", m->src->name, REGISTRY_ENTROPY_KEY,
+	    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "assessed bits per raw sample; lower only" :
+	    "assessed bits per byte; lower only", m->src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ?
+	    0.0 : m->src->entropy_bits, m->src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ?
+	    ", at most the source's estimate" : "");
+	for (o = m->src->options; o != NULL && o->key != NULL; o++)
+		fprintf(f, "  %s:%-14s %s%s%s%s\n", m->src->name, o->key, o->help,
+		    o->default_value ? " (default " : "", o->default_value ? o->default_value : "",
+		    o->default_value ? ")" : "");
+}
+
+int
+registry_probe(struct entropyd_module *m)
+{
+	free(m->unusable);
+	m->unusable = NULL;
+	return m->src->probe(m, &registry_host);
+}
+
+void
+registry_print_list(FILE *f)
+{
+	struct entropyd_module *m;
+	struct entropyd_instance *inst;
+
+	fprintf(f, "%-10s %-7s %-8s %s\n", "SOURCE", "DEFAULT", "SELECTED", "HERE");
+	TAILQ_FOREACH(m, &registry_modules, entry) {
+		int n = registry_probe(m);
+
+		fprintf(f, "%-10s %-7s %-8s ", m->src->name,
+		    m->src->flags & ENTROPYD_SOURCE_DEFAULT_ON ? "on" : "off",
+		    m->enabled ? "yes" : "no");
+		if (n <= 0 || TAILQ_EMPTY(&m->instances)) {
+			fprintf(f, "unusable: %s\n", m->unusable != NULL ? m->unusable :
+			    "no device found");
+			continue;
+		}
+		fprintf(f, "usable:");
+		TAILQ_FOREACH(inst, &m->instances, entry)
+			fprintf(f, " %s (%s)", inst->name, inst->device);
+		fprintf(f, ", %g bits per %s credited\n", m->entropy_bits,
+		    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
+	}
+}
+
+void
+registry_free(void)
+{
+	struct entropyd_module *m;
+	size_t i;
+
+	while ((m = TAILQ_FIRST(&registry_modules)) != NULL) {
+		while (!TAILQ_EMPTY(&m->instances))
+			registry_free_instance(TAILQ_FIRST(&m->instances));
+		TAILQ_REMOVE(&registry_modules, m, entry);
+		for (i = 0; i < m->n_options; i++)
+			free(m->options[i].value);
+		free(m->options);
+		free(m->unusable);
+		free(m->path);
+		free(m);
+	}
+}

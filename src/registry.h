@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_REGISTRY_H
+#define ENTROPYD_REGISTRY_H
+
+#include <sys/queue.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "pipeline.h"
+#include "source.h"
+
+/*
+ * The modules the daemon knows (built in, and later drop-ins), their
+ * options, and the instances they added. It also provides the host table
+ * handed to modules.
+ */
+
+enum instance_state {
+	INSTANCE_ABSENT,    /* not open: device gone or failed; retried with backoff */
+	INSTANCE_STARTING,  /* open, start-up tests not yet passed */
+	INSTANCE_RUNNING,   /* open and delivering */
+	INSTANCE_SUSPENDED, /* too many failed tests; retried with backoff */
+	INSTANCE_DRAINED,   /* a finite input ended; SIGHUP retries it */
+};
+
+struct reader;
+struct event;
+
+struct entropyd_instance {
+	TAILQ_ENTRY(entropyd_instance) entry;  /* in its module */
+	TAILQ_ENTRY(entropyd_instance) all;    /* in the registry */
+	struct entropyd_module *module;
+	char *name;          /* "module" or "module:id" */
+	char *device;
+	void *cookie;
+	enum instance_state state;
+	uint64_t state_since_ns;
+	void *source_state;  /* the module's, between open and close */
+	int fd;              /* polled fd, or -1 for a reader thread */
+	struct event *ev_read;
+	struct event *ev_retry;
+	struct reader *reader;
+	unsigned backoff_ms;
+	bool removed;        /* unplugged: freed once closed */
+	char last_error[512];
+	struct pipeline pipe;
+	uint64_t sink_bytes_mark; /* for rate lines */
+};
+
+struct module_option {
+	const char *key;
+	char *value;
+};
+
+struct entropyd_module {
+	TAILQ_ENTRY(entropyd_module) entry;
+	const struct entropyd_source *src;
+	char *path;          /* the .so, NULL when built in */
+	bool enabled;
+	double entropy_bits; /* effective estimate after -O NAME:entropy */
+	char *unusable;      /* why probe found nothing */
+	struct module_option *options; /* one per declared key, in order */
+	size_t n_options;
+	TAILQ_HEAD(, entropyd_instance) instances;
+};
+
+TAILQ_HEAD(module_list, entropyd_module);
+TAILQ_HEAD(instance_list, entropyd_instance);
+extern struct module_list registry_modules;
+extern struct instance_list registry_instances;
+extern const struct entropyd_host registry_host;
+
+/* Called when modules add or remove instances (set by the engine). */
+struct registry_hooks {
+	void (*added)(struct entropyd_instance *);
+	void (*removed)(struct entropyd_instance *);
+};
+void registry_set_hooks(const struct registry_hooks *);
+
+/* Register a module descriptor; path NULL for built-ins. 0, or -1 with err set. */
+int registry_add(const struct entropyd_source *, const char *path, char *err, size_t errlen);
+void registry_add_builtins(void);
+struct entropyd_module *registry_find(const char *name);
+/*
+ * Apply the command line: unknown names, keys and values are usage errors
+ * (EX_USAGE with one line in err); then each enabled module's configure().
+ */
+int registry_configure(const struct config *, char *err, size_t errlen);
+/* Print a module's options with their help (-O NAME). */
+void registry_print_options(const struct entropyd_module *, FILE *);
+/* Probe one module: clears its old reason; returns instances added, or -1. */
+int registry_probe(struct entropyd_module *);
+/* Print every module: enabled or not, usable here or why not (-l). */
+void registry_print_list(FILE *);
+/* The option value (as given, or default), or NULL. */
+const char *registry_option(struct entropyd_module *, const char *key);
+void registry_set_error(struct entropyd_instance *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *registry_state_name(enum instance_state);
+void registry_set_state(struct entropyd_instance *, enum instance_state);
+uint64_t registry_now_ns(void);
+/* Forget an instance that is closed (after remove_instance). */
+void registry_free_instance(struct entropyd_instance *);
+void registry_free(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reserve.h"
+#include "xmalloc.h"
+
+void
+reserve_init(struct reserve *r)
+{
+	memset(r, 0, sizeof *r);
+	r->ring = xcalloc(1, RESERVE_CAPACITY);
+}
+
+void
+reserve_free(struct reserve *r)
+{
+	if (r->ring != NULL) {
+		explicit_bzero(r->ring, RESERVE_CAPACITY);
+		free(r->ring);
+	}
+	r->ring = NULL;
+	r->len = 0;
+}
+
+/* Append bytes, dropping the oldest ones if the ring would overflow. */
+void
+reserve_put(struct reserve *r, const uint8_t *buf, size_t len)
+{
+	if (len > RESERVE_CAPACITY) {
+		r->dropped += len - RESERVE_CAPACITY;
+		buf += len - RESERVE_CAPACITY;
+		len = RESERVE_CAPACITY;
+	}
+	if (r->len + len > RESERVE_CAPACITY) {
+		size_t drop = r->len + len - RESERVE_CAPACITY;
+		uint8_t sink[256];
+
+		r->dropped += drop;
+		while (drop > 0)
+			drop -= reserve_take(r, sink, drop < sizeof sink ? drop : sizeof sink);
+		explicit_bzero(sink, sizeof sink);
+	}
+	while (len > 0) {
+		size_t tail = (r->head + r->len) % RESERVE_CAPACITY;
+		size_t n = RESERVE_CAPACITY - tail;
+
+		if (n > len)
+			n = len;
+		memcpy(r->ring + tail, buf, n);
+		r->len += n;
+		buf += n;
+		len -= n;
+	}
+}
+
+/* Take bytes from the front, wiping them in the ring. */
+size_t
+reserve_take(struct reserve *r, uint8_t *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len && r->len > 0) {
+		size_t n = RESERVE_CAPACITY - r->head;
+
+		if (n > r->len)
+			n = r->len;
+		if (n > len - done)
+			n = len - done;
+		memcpy(buf + done, r->ring + r->head, n);
+		explicit_bzero(r->ring + r->head, n);
+		r->head = (r->head + n) % RESERVE_CAPACITY;
+		r->len -= n;
+		done += n;
+	}
+	if (r->len == 0)
+		r->head = 0;
+	return done;
+}
+
+void
+reserve_clear(struct reserve *r)
+{
+	explicit_bzero(r->ring, RESERVE_CAPACITY);
+	r->head = r->len = 0;
+}
+
+int
+reserve_wants(const struct reserve *r)
+{
+	return r->len < RESERVE_LOW_MARK;
+}
