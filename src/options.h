@@ -41,15 +41,28 @@ struct config {
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
+#define OPTIONS_DEFAULT_RANDOM_DEVICE "/dev/random"
+/* The per-source option every source has: its assessed entropy, lowered. */
+#define OPTIONS_ENTROPY_KEY "entropy"
+/* The largest estimate -O NAME:entropy:H takes (a raw sample is <= 16 bits). */
+#define OPTIONS_MAX_ENTROPY_BITS 16
 
 /*
  * Parse the command line into cfg (defaults first). -r PATH becomes the
  * option hwrng:device:PATH. Returns 0, or EX_USAGE with one line in err
- * naming the flag and what is wrong.
+ * naming the flag and what is wrong (cfg is then left freed and zeroed).
+ * Prints nothing; may be called again (getopt is reset each time).
  */
 int options_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
 /* Print --help to f. */
 void options_usage(FILE *f);
+/* Free everything cfg holds and zero it; safe on a config parse failed on. */
 void options_free(struct config *cfg);
+/*
+ * Parse the value of -O NAME:entropy:H: a plain decimal number from 0 to
+ * OPTIONS_MAX_ENTROPY_BITS (no sign, exponent or junk). 0 or -1. Whether H
+ * lowers the source's own estimate is for the caller to check.
+ */
+int options_entropy_bits(const char *s, double *bits);
 
 #endif

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "options.h"
+#include "xmalloc.h"
+
+/* Values for the long-only options, outside the range of any short letter. */
+enum {
+	OPT_PLUGIN_DIR = 256,
+	OPT_CONTROL_SOCKET,
+};
+
+/* Leading '+': stop at the first non-option, never permute argv; ':': report
+ * a missing argument as ':' rather than '?'. */
+static const char short_options[] = "+:fbdqlx:n:O:o:r:p:s:W:R:e:tiD:vh";
+
+static const struct option long_options[] = {
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "background", no_argument, NULL, 'b' },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "list", no_argument, NULL, 'l' },
+	{ "exclude", required_argument, NULL, 'x' },
+	{ "include", required_argument, NULL, 'n' },
+	{ "option", required_argument, NULL, 'O' },
+	{ "random-device", required_argument, NULL, 'o' },
+	{ "rng-device", required_argument, NULL, 'r' },
+	{ "pid-file", required_argument, NULL, 'p' },
+	{ "random-step", required_argument, NULL, 's' },
+	{ "fill-watermark", required_argument, NULL, 'W' },
+	{ "force-reseed", required_argument, NULL, 'R' },
+	{ "entropy-count", required_argument, NULL, 'e' },
+	{ "test", no_argument, NULL, 't' },
+	{ "ignorefail", no_argument, NULL, 'i' },
+	{ "drop-privileges", required_argument, NULL, 'D' },
+	{ "version", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Write one error line into err; always returns EX_USAGE. */
+static int __attribute__((format(printf, 3, 4)))
+usage_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return EX_USAGE;
+}
+
+/* The long option whose val is val, or NULL. */
+static const struct option *
+long_option_by_val(int val)
+{
+	const struct option *o;
+
+	for (o = long_options; o->name != NULL; o++) {
+		if (o->val == val)
+			return o;
+	}
+	return NULL;
+}
+
+/* The index in long_options of the option whose val is val, or -1. */
+static int
+long_index_by_val(int val)
+{
+	const struct option *o = long_option_by_val(val);
+
+	return o != NULL ? (int)(o - long_options) : -1;
+}
+
+/*
+ * How to name an option in a message: as the user spelt it, "--name" when
+ * getopt matched a long option, "-c" otherwise.
+ */
+static void
+flag_name(char *buf, size_t len, int val, int longindex)
+{
+	const struct option *o;
+
+	if (longindex >= 0) {
+		snprintf(buf, len, "--%s", long_options[longindex].name);
+		return;
+	}
+	if (val > 0 && val < 256) {
+		snprintf(buf, len, "-%c", val);
+		return;
+	}
+	o = long_option_by_val(val);
+	snprintf(buf, len, "--%s", o != NULL ? o->name : "?");
+}
+
+/* Parse a decimal number in [min, max]: digits only, no sign, no junk. */
+static int
+parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* A source or key name: [a-z0-9_]+. */
+static int
+valid_name(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		    s[i] == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Append a copy of value to a string list. */
+static void
+list_append(char ***list, size_t *n, const char *value)
+{
+	*list = xreallocarray(*list, *n + 1, sizeof **list);
+	(*list)[(*n)++] = xstrdup(value);
+}
+
+/* Append one SOURCE:KEY:VALUE option, copying each part. */
+static void
+option_append(struct config *cfg, const char *source, size_t source_len, const char *key,
+    size_t key_len, const char *value)
+{
+	struct config_option *o;
+
+	cfg->options = xreallocarray(cfg->options, cfg->n_options + 1, sizeof *cfg->options);
+	o = &cfg->options[cfg->n_options++];
+	o->source = xmalloc(source_len + 1);
+	memcpy(o->source, source, source_len);
+	o->source[source_len] = '\0';
+	o->key = xmalloc(key_len + 1);
+	memcpy(o->key, key, key_len);
+	o->key[key_len] = '\0';
+	o->value = xstrdup(value);
+}
+
+/* Replace a heap string with a copy of value. */
+static void
+set_string(char **field, const char *value)
+{
+	free(*field);
+	*field = xstrdup(value);
+}
+
+/*
+ * Parse an entropy estimate (-O NAME:entropy:H): a plain decimal number, at
+ * least 0 and at most 16 (a raw sample is at most 16 bits wide). Whether it
+ * lowers the source's own estimate is for the caller, who knows the source.
+ */
+int
+options_entropy_bits(const char *s, double *bits)
+{
+	double v;
+	char *end;
+	size_t i;
+
+	if (s[0] == '\0')
+		return -1;
+	/* strtod also takes signs, hex, exponents, "inf" and "nan": refuse them. */
+	for (i = 0; s[i] != '\0'; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+			return -1;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || end == s || !isfinite(v) || v < 0 ||
+	    v > OPTIONS_MAX_ENTROPY_BITS)
+		return -1;
+	*bits = v;
+	return 0;
+}
+
+/* Handle one -O argument: SOURCE alone, or SOURCE:KEY:VALUE. */
+static int
+parse_source_option(struct config *cfg, const char *flag, const char *arg, char *err,
+    size_t errlen)
+{
+	const char *colon1, *colon2, *value;
+	double bits;
+
+	colon1 = strchr(arg, ':');
+	if (colon1 == NULL) {
+		if (!valid_name(arg, strlen(arg)))
+			return usage_error(err, errlen,
+			    "%s: '%s' is not a source name (lower-case letters, digits, '_')", flag,
+			    arg);
+		set_string(&cfg->show_options, arg);
+		return 0;
+	}
+	colon2 = strchr(colon1 + 1, ':');
+	if (colon2 == NULL || colon1 == arg || colon2 == colon1 + 1)
+		return usage_error(err, errlen, "%s: '%s' is not valid, expected SOURCE:KEY:VALUE",
+		    flag, arg);
+	if (!valid_name(arg, (size_t)(colon1 - arg)))
+		return usage_error(err, errlen,
+		    "%s: '%s': the source name may only hold lower-case letters, digits and '_'",
+		    flag, arg);
+	if (!valid_name(colon1 + 1, (size_t)(colon2 - colon1 - 1)))
+		return usage_error(err, errlen,
+		    "%s: '%s': the key may only hold lower-case letters, digits and '_'", flag,
+		    arg);
+	value = colon2 + 1;
+	if ((size_t)(colon2 - colon1 - 1) == strlen(OPTIONS_ENTROPY_KEY) &&
+	    strncmp(colon1 + 1, OPTIONS_ENTROPY_KEY, strlen(OPTIONS_ENTROPY_KEY)) == 0 &&
+	    options_entropy_bits(value, &bits) != 0)
+		return usage_error(err, errlen,
+		    "%s: '%s': entropy must be a number of bits from 0 to %d", flag, arg,
+		    OPTIONS_MAX_ENTROPY_BITS);
+	option_append(cfg, arg, (size_t)(colon1 - arg), colon1 + 1,
+	    (size_t)(colon2 - colon1 - 1), value);
+	return 0;
+}
+
+/* Check -D USER:GROUP: exactly one ':' with a name on either side. */
+static int
+valid_user_group(const char *s)
+{
+	const char *colon = strchr(s, ':');
+
+	return colon != NULL && colon != s && colon[1] != '\0' && strchr(colon + 1, ':') == NULL;
+}
+
+/*
+ * Say what getopt refused. optopt tells the cases apart: an unknown short
+ * letter (no long option has it as its value), a long option given a value it
+ * does not take (optopt is that option's value), or an unknown or ambiguous
+ * long option (optopt 0; getopt has then stepped past it, so arg is it).
+ */
+static int
+unknown_option(const char *arg, int optopt_val, char *err, size_t errlen)
+{
+	const struct option *o;
+	size_t len, matches = 0;
+
+	o = optopt_val != 0 ? long_option_by_val(optopt_val) : NULL;
+	if (o != NULL)
+		return usage_error(err, errlen, "--%s: does not take a value", o->name);
+	if (optopt_val > 0 && optopt_val < 256)
+		return usage_error(err, errlen, "unrecognized option '-%c'", optopt_val);
+	if (arg == NULL || strncmp(arg, "--", 2) != 0)
+		return usage_error(err, errlen, "unrecognized option '%s'", arg ? arg : "?");
+	len = strcspn(arg + 2, "=");
+	for (o = long_options; o->name != NULL; o++) {
+		if (strncmp(o->name, arg + 2, len) == 0)
+			matches++;
+	}
+	if (matches > 1)
+		return usage_error(err, errlen, "option '--%.*s' is ambiguous", (int)len, arg + 2);
+	return usage_error(err, errlen, "unrecognized option '--%.*s'", (int)len, arg + 2);
+}
+
+/* Handle one option that getopt recognised; 0 or EX_USAGE. */
+static int
+apply_option(struct config *cfg, int c, const char *flag, const char *arg, char *err,
+    size_t errlen)
+{
+	switch (c) {
+	case 'f':
+		cfg->foreground = true;
+		break;
+	case 'b':
+		cfg->foreground = false;
+		break;
+	case 'd':
+		cfg->verbose = 1;
+		break;
+	case 'q':
+		cfg->verbose = -1;
+		break;
+	case 'l':
+		cfg->list = true;
+		break;
+	case 'x':
+	case 'n':
+		if (!valid_name(arg, strlen(arg)))
+			return usage_error(err, errlen,
+			    "%s: '%s' is not a source name (lower-case letters, digits, '_')", flag,
+			    arg);
+		if (c == 'x')
+			list_append(&cfg->exclude, &cfg->n_exclude, arg);
+		else
+			list_append(&cfg->include, &cfg->n_include, arg);
+		break;
+	case 'O':
+		return parse_source_option(cfg, flag, arg, err, errlen);
+	case 'o':
+	case 'r':
+	case 'p':
+	case OPT_PLUGIN_DIR:
+	case OPT_CONTROL_SOCKET:
+		if (arg[0] == '\0')
+			return usage_error(err, errlen, "%s: the path is empty", flag);
+		if (c == 'o')
+			set_string(&cfg->random_device, arg);
+		else if (c == 'r')
+			option_append(cfg, "hwrng", 5, "device", 6, arg);
+		else if (c == 'p')
+			set_string(&cfg->pid_file, arg);
+		else if (c == OPT_PLUGIN_DIR)
+			set_string(&cfg->plugin_dir, arg);
+		else
+			set_string(&cfg->control_socket, arg);
+		break;
+	case 's':
+		if (parse_unsigned(arg, 1, 4096, &cfg->random_step_bytes) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number from 1 to 4096",
+			    flag, arg);
+		break;
+	case 'W':
+		if (parse_unsigned(arg, 0, 4096, &cfg->fill_watermark_bits) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number from 0 to 4096",
+			    flag, arg);
+		break;
+	case 'R':
+		if (parse_unsigned(arg, 1, 86400, &cfg->reseed_interval_s) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number from 1 to 86400",
+			    flag, arg);
+		break;
+	case 'e':
+		if (parse_unsigned(arg, 1, 8, &cfg->entropy_count_bits) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number from 1 to 8", flag,
+			    arg);
+		break;
+	case 't':
+		cfg->test_mode = true;
+		break;
+	case 'i':
+		cfg->ignorefail = true;
+		break;
+	case 'D':
+		if (!valid_user_group(arg))
+			return usage_error(err, errlen, "%s: '%s' is not valid, expected USER:GROUP",
+			    flag, arg);
+		set_string(&cfg->drop_privileges, arg);
+		break;
+	case 'v':
+		cfg->version = true;
+		break;
+	case 'h':
+		cfg->help = true;
+		break;
+	default:
+		return usage_error(err, errlen, "%s: not handled", flag);
+	}
+	return 0;
+}
+
+/* Fill cfg with the defaults, every string a heap copy. */
+static void
+set_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->random_device = xstrdup(OPTIONS_DEFAULT_RANDOM_DEVICE);
+	cfg->random_step_bytes = 64;
+	cfg->fill_watermark_bits = 2048;
+	cfg->reseed_interval_s = 60;
+	cfg->entropy_count_bits = 8;
+	cfg->plugin_dir = xstrdup(PLUGINDIR);
+	cfg->control_socket = xstrdup(RUNDIR "/entropyd.sock");
+}
+
+/* Parse argv into cfg; on error cfg is left freed and err says why. */
+int
+options_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	char flag[64];
+	int c, longindex, rc = 0;
+
+	set_defaults(cfg);
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	opterr = 0;
+	optind = 0; /* glibc: start over, forgetting any half-read option cluster */
+	for (;;) {
+		longindex = -1;
+		c = getopt_long(argc, argv, short_options, long_options, &longindex);
+		if (c == -1)
+			break;
+		if (c == '?') {
+			rc = unknown_option(optind > 0 && optind <= argc ? argv[optind - 1] : NULL,
+			    optopt, err, errlen);
+			goto fail;
+		}
+		if (c == ':') {
+			/* getopt leaves longindex unset here; the missing value
+			 * was the last argument, so that argument says which. */
+			if (optind > 0 && optind <= argc &&
+			    strncmp(argv[optind - 1], "--", 2) == 0)
+				longindex = long_index_by_val(optopt);
+			flag_name(flag, sizeof flag, optopt, longindex);
+			rc = usage_error(err, errlen, "%s: a value is required", flag);
+			goto fail;
+		}
+		flag_name(flag, sizeof flag, c, longindex);
+		if ((rc = apply_option(cfg, c, flag, optarg, err, errlen)) != 0)
+			goto fail;
+	}
+	if (optind < argc) {
+		rc = usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+		goto fail;
+	}
+	/* Test mode writes nothing to the kernel and reports on the terminal. */
+	if (cfg->test_mode)
+		cfg->foreground = true;
+	return 0;
+
+fail:
+	options_free(cfg);
+	return rc;
+}
+
+/* Print --help to f. */
+void
+options_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
+	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
+	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
+	    "\n"
+	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
+	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
+	    "\n"
+	    "  -f, --foreground             stay in the foreground, log to stderr\n"
+	    "  -b, --background             become a daemon, log to syslog (default)\n"
+	    "  -d, --debug                  log debugging messages\n"
+	    "  -q, --quiet                  log only warnings and errors\n"
+	    "  -l, --list                   list the sources, whether usable here, and exit\n"
+	    "  -x, --exclude NAME           do not use source NAME (\"all\": every source);\n"
+	    "                               repeatable\n"
+	    "  -n, --include NAME           use source NAME even if off by default or\n"
+	    "                               excluded; repeatable\n"
+	    "  -O, --option SRC:KEY:VALUE   set a source option (VALUE may hold ':');\n"
+	    "                               -O SRC alone lists SRC's options and exits\n"
+	    "  -o, --random-device PATH     where entropy goes (default: %s);\n"
+	    "                               a file, a FIFO, or - for stdout\n"
+	    "  -r, --rng-device PATH        hwrng device, same as -O hwrng:device:PATH\n"
+	    "                               (default: /dev/hwrng)\n"
+	    "  -p, --pid-file PATH          pidfile (default: %s in the background,\n"
+	    "                               none in the foreground)\n"
+	    "  -s, --random-step BYTES      bytes written per step, 1..4096 (default: 64)\n"
+	    "  -W, --fill-watermark BITS    bits to feed the kernel at start, 0..4096\n"
+	    "                               (default: 2048)\n"
+	    "  -R, --force-reseed SECONDS   top the kernel up this often, 1..86400\n"
+	    "                               (default: 60)\n"
+	    "  -e, --entropy-count BITS     most bits credited per byte fed, 1..8\n"
+	    "                               (default: 8)\n"
+	    "  -t, --test                   test mode: foreground, nothing written to the\n"
+	    "                               kernel, rate per source once a second\n"
+	    "  -i, --ignorefail             never suspend a source for failed blocks\n"
+	    "  -D, --drop-privileges USER:GROUP\n"
+	    "                               run as USER:GROUP after setup (not yet supported)\n"
+	    "  -v, --version                print the version and exit\n"
+	    "  -h, --help                   print this help and exit\n"
+	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
+	    "      --control-socket PATH    status socket (default: %s)\n"
+	    "\n"
+	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
+	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
+	    "or output, or another instance runs; 74 output write error; 77 crediting the\n"
+	    "kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
+	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
+	    RUNDIR "/entropyd.sock");
+}
+
+/* Free every string cfg holds and leave it zeroed (safe to free twice). */
+void
+options_free(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_exclude; i++)
+		free(cfg->exclude[i]);
+	free(cfg->exclude);
+	for (i = 0; i < cfg->n_include; i++)
+		free(cfg->include[i]);
+	free(cfg->include);
+	for (i = 0; i < cfg->n_options; i++) {
+		free(cfg->options[i].source);
+		free(cfg->options[i].key);
+		free(cfg->options[i].value);
+	}
+	free(cfg->options);
+	free(cfg->show_options);
+	free(cfg->random_device);
+	free(cfg->pid_file);
+	free(cfg->drop_privileges);
+	free(cfg->plugin_dir);
+	free(cfg->control_socket);
+	memset(cfg, 0, sizeof *cfg);
+}
