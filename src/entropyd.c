@@ -13,11 +13,11 @@
 #include "registry.h"
 #include "sink.h"
 
-/* Report a usage error the way every flag error is reported, and exit 64. */
+/* Report a usage error in one line, and exit 64. */
 static void __attribute__((noreturn))
 usage_error(const char *msg)
 {
-	fprintf(stderr, "entropyd: %s\nTry 'entropyd --help' for more information.\n", msg);
+	fprintf(stderr, "entropyd: %s\n", msg);
 	exit(EX_USAGE);
 }
 

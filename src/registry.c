@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +13,6 @@
 #include "log.h"
 #include "registry.h"
 #include "xmalloc.h"
-
-/* The daemon's own per-source option key. */
-#define REGISTRY_ENTROPY_KEY "entropy"
 
 struct module_list registry_modules = TAILQ_HEAD_INITIALIZER(registry_modules);
 struct instance_list registry_instances = TAILQ_HEAD_INITIALIZER(registry_instances);
@@ -246,7 +242,7 @@ registry_add(const struct entropyd_source *src, const char *path, char *err, siz
 		return -1;
 	}
 	for (o = src->options; o != NULL && o->key != NULL; o++) {
-		if (strcmp(o->key, REGISTRY_ENTROPY_KEY) == 0) {
+		if (strcmp(o->key, OPTIONS_ENTROPY_KEY) == 0) {
 			snprintf(err, errlen, "option '%s' is reserved for the daemon", o->key);
 			return -1;
 		}
@@ -328,21 +324,14 @@ static int
 registry_apply_option(const struct config_option *o, char *err, size_t errlen)
 {
 	struct entropyd_module *m;
-	char *end;
 	double h;
 	size_t i;
 
 	if ((m = registry_lookup("-O", o->source, err, errlen)) == NULL)
 		return -1;
-	if (strcmp(o->key, REGISTRY_ENTROPY_KEY) == 0) {
-		errno = 0;
-		h = strtod(o->value, &end);
-		if (errno != 0 || end == o->value || *end != '\0' || !isfinite(h) || h < 0) {
-			snprintf(err, errlen, "-O %s:entropy: '%s' is not a number of bits",
-			    o->source, o->value);
-			return -1;
-		}
-		if (h > m->src->entropy_bits) {
+	if (strcmp(o->key, OPTIONS_ENTROPY_KEY) == 0) {
+		/* options_parse() checked the syntax already. */
+		if (options_entropy_bits(o->value, &h) == -1 || h > m->src->entropy_bits) {
 			snprintf(err, errlen, "-O %s:entropy: %g is above the source's own "
 			    "estimate of %g bits; it can only be lowered", o->source, h,
 			    m->src->entropy_bits);
@@ -401,7 +390,7 @@ registry_print_options(const struct entropyd_module *m, FILE *f)
 	const struct entropyd_option *o;
 
 	fprintf(f, "%s: %s\n", m->src->name, m->src->description);
-	fprintf(f, "  %s:%-14s %s (default %g%s)\n", m->src->name, REGISTRY_ENTROPY_KEY,
+	fprintf(f, "  %s:%-14s %s (default %g%s)\n", m->src->name, OPTIONS_ENTROPY_KEY,
 	    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "assessed bits per raw sample; lower only" :
 	    "assessed bits per byte; lower only", m->src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ?
 	    0.0 : m->src->entropy_bits, m->src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ?

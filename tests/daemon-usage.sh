@@ -1,0 +1,62 @@
+#!/bin/sh
+# Bad input: one line naming the problem, exit 64, and nothing else happens.
+. "$(dirname "$0")/lib.sh"
+entropyd=$top_builddir/entropyd
+plan 17
+
+# bad DESCRIPTION ARGS...: exit 64, one line on stderr, no output or pidfile made.
+bad() {
+	desc=$1
+	shift
+	"$entropyd" -f -o "$tmp/out" -p "$tmp/pid" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+	rc=$?
+	lines=$(wc -l <"$tmp/stderr")
+	if [ "$rc" -eq 64 ] && [ "$lines" -eq 1 ] && [ ! -e "$tmp/out" ] && [ ! -e "$tmp/pid" ] &&
+	    [ ! -s "$tmp/stdout" ]; then
+		ok "$desc: $(cat "$tmp/stderr")"
+	else
+		not_ok "$desc (exit $rc, $lines lines)"
+		sed 's/^/# /' "$tmp/stderr"
+	fi
+}
+
+bad "unknown flag" --bogus
+bad "bad -O syntax" -O "hwrng:"
+bad "unknown source in -n" -n nosuch
+bad "unknown source in -x" -x nosuch
+bad "unknown source in -O" -O nosuch:key:1
+bad "unknown option key" -O hwrng:nokey:1
+bad "file source without a path" -x all -n file
+bad "raising a source's estimate" -O hwrng:entropy:9
+bad "a number out of range" -s 0
+bad "a stray argument" stray
+
+"$entropyd" -D nobody:nogroup -f -o "$tmp/out" 2>"$tmp/stderr"
+check "-D is refused as not supported yet (exit 69)" test $? -eq 69
+
+"$entropyd" -l >"$tmp/list" 2>&1
+check "-l exits 0 and lists every source" sh -c "grep -q '^hwrng ' '$tmp/list' && grep -q '^file ' '$tmp/list'"
+check "-l says why an unusable source cannot be used" grep -q "file .*unusable: no path given" "$tmp/list"
+
+"$entropyd" -O file >"$tmp/opts" 2>&1
+check "-O SOURCE prints its options with help" sh -c \
+    "grep -q 'file:path' '$tmp/opts' && grep -q 'file:entropy' '$tmp/opts'"
+
+"$entropyd" --help >"$tmp/help" 2>&1
+check "--help exits 0 and names every flag" sh -c \
+    "for f in -f -b -d -q -l -x -n -O -o -r -p -s -W -R -e -t -i -D -v -h --plugin-dir --control-socket; do
+         grep -q -- \"\$f\" '$tmp/help' || exit 1; done"
+"$entropyd" --version >"$tmp/version" 2>&1
+check "--version names the program" grep -q "^entropyd [0-9]" "$tmp/version"
+
+# A second instance on the same pidfile is refused and names the first.
+mkfifo "$tmp/fifo"
+"$entropyd" -f -t -x all -n file -O "file:path:$tmp/fifo" -p "$tmp/run.pid" 2>/dev/null &
+pid=$!
+track $pid
+wait_for 50 test -s "$tmp/run.pid"
+"$entropyd" -f -t -x all -n file -O "file:path:$tmp/fifo" -p "$tmp/run.pid" 2>"$tmp/stderr"
+rc=$?
+check "a second instance is refused (exit 73) naming pid $pid" sh -c \
+    "test $rc -eq 73 && grep -q 'running (pid $pid)' '$tmp/stderr'"
+finish

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <gcrypt.h>
+
+#include "condition.h"
+#include "pipeline.h"
+#include "reserve.h"
+
+/* Fill with random bytes from libgcrypt's nonce generator. */
+static void
+random_bytes(uint8_t *buf, size_t len)
+{
+	condition_global_init();
+	gcry_create_nonce(buf, len);
+}
+
+struct outputs {
+	size_t n;
+	unsigned credit;
+	uint8_t last[CONDITION_OUTPUT_BYTES];
+};
+
+static void
+collect(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
+{
+	struct outputs *o = arg;
+
+	cr_assert_eq(len, CONDITION_OUTPUT_BYTES);
+	memcpy(o->last, out, len);
+	o->credit += credit_bits;
+	o->n++;
+}
+
+Test(condition, units_per_output_follow_sp800_90b)
+{
+	cr_expect_eq(condition_units_per_output(8, 1), 40);
+	cr_expect_eq(condition_units_per_output(4, 1), 80);
+	cr_expect_eq(condition_units_per_output(6, 1), 54);   /* ceil(320 / 6) */
+	cr_expect_eq(condition_units_per_output(0.5, 1), 640);
+	cr_expect_eq(condition_units_per_output(1, 2), 320);  /* per raw sample */
+	cr_expect_eq(condition_units_per_output(0, 1), CONDITION_UNCREDITED_BYTES);
+}
+
+Test(condition, output_only_after_320_assessed_bits)
+{
+	struct conditioner c;
+	struct outputs o = { 0 };
+	uint8_t in[80], want[32];
+
+	random_bytes(in, sizeof in);
+	condition_init(&c, 8, 1);
+	condition_input(&c, in, 39, collect, &o);
+	cr_expect_eq(o.n, 0, "39 bytes at 8 bits are 312 bits: no output yet");
+	condition_input(&c, in + 39, 1, collect, &o);
+	cr_assert_eq(o.n, 1);
+	cr_expect_eq(o.credit, 256);
+	gcry_md_hash_buffer(GCRY_MD_SHA256, want, in, 40);
+	cr_expect_arr_eq(o.last, want, 32, "the output is SHA-256 of exactly the 40 input bytes");
+	condition_free(&c);
+
+	memset(&o, 0, sizeof o);
+	condition_init(&c, 4, 1);
+	condition_input(&c, in, 79, collect, &o);
+	cr_expect_eq(o.n, 0);
+	condition_input(&c, in + 79, 1, collect, &o);
+	cr_expect_eq(o.n, 1, "80 bytes at 4 bits per byte make one output");
+	condition_free(&c);
+}
+
+Test(condition, discard_forgets_pending_input)
+{
+	struct conditioner c;
+	struct outputs o = { 0 };
+	uint8_t in[40], want[32];
+
+	random_bytes(in, sizeof in);
+	condition_init(&c, 8, 1);
+	condition_input(&c, in, 20, collect, &o);
+	condition_discard(&c);
+	condition_input(&c, in, 40, collect, &o);
+	cr_assert_eq(o.n, 1);
+	gcry_md_hash_buffer(GCRY_MD_SHA256, want, in, 40);
+	cr_expect_arr_eq(o.last, want, 32);
+	condition_free(&c);
+}
+
+Test(condition, uncredited_input_is_output_uncredited)
+{
+	struct conditioner c;
+	struct outputs o = { 0 };
+	uint8_t in[128] = { 0 };
+
+	condition_init(&c, 0, 1);
+	condition_input(&c, in, sizeof in, collect, &o);
+	cr_expect_eq(o.n, 2);
+	cr_expect_eq(o.credit, 0);
+	condition_free(&c);
+}
+
+Test(reserve, wraps_drops_oldest_and_wipes)
+{
+	struct reserve r;
+	static uint8_t in[RESERVE_CAPACITY + 100], out[RESERVE_CAPACITY];
+	size_t i;
+
+	for (i = 0; i < sizeof in; i++)
+		in[i] = (uint8_t)(i * 7);
+	reserve_init(&r);
+	cr_expect(reserve_wants(&r));
+	reserve_put(&r, in, 1000);
+	cr_expect_eq(reserve_take(&r, out, 600), 600);
+	cr_expect_arr_eq(out, in, 600);
+	reserve_put(&r, in + 1000, RESERVE_CAPACITY - 400 + 100);
+	cr_expect_eq(r.len, RESERVE_CAPACITY);
+	cr_expect_eq(r.dropped, 100, "overflow drops exactly the excess");
+	cr_expect(!reserve_wants(&r));
+	cr_expect_eq(reserve_take(&r, out, sizeof out), RESERVE_CAPACITY);
+	cr_expect_arr_eq(out, in + 700, RESERVE_CAPACITY, "the oldest bytes were dropped");
+	for (i = 0; i < RESERVE_CAPACITY; i++)
+		cr_assert_eq(r.ring[i], 0, "taken bytes are wiped from the ring");
+	reserve_free(&r);
+}
+
+/* Feed bootstrap + n blocks from gen into p. */
+static void
+feed_blocks(struct pipeline *p, unsigned n, int zero)
+{
+	static uint8_t block[FIPS_BLOCK_BYTES];
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (zero)
+			memset(block, 0, sizeof block);
+		else
+			random_bytes(block, sizeof block);
+		pipeline_input(p, block, sizeof block);
+	}
+}
+
+Test(pipeline, random_blocks_pass_and_are_conditioned)
+{
+	struct pipeline p;
+	uint8_t boot[4];
+
+	pipeline_init(&p, false, 0, 8);
+	random_bytes(boot, 4);
+	pipeline_input(&p, boot, 4);
+	feed_blocks(&p, 4, 0);
+	cr_expect_eq(p.count.blocks_tested, 4);
+	cr_expect_geq(p.count.blocks_passed, 3, "random data fails FIPS about 1 block in 1,300");
+	/* 2500 bytes per block at 8 bits per byte: 62 outputs of 40 bytes, 20 carried over. */
+	cr_expect_eq(p.count.bytes_conditioned,
+	    (p.count.blocks_passed * FIPS_BLOCK_BYTES / 40) * 32);
+	cr_expect_eq(p.reserve.len, p.count.bytes_conditioned);
+	cr_expect(pipeline_credited(&p));
+	pipeline_free(&p);
+}
+
+Test(pipeline, failed_blocks_are_discarded_and_suspend_at_the_limit)
+{
+	struct pipeline p;
+
+	pipeline_init(&p, false, 0, 8);
+	feed_blocks(&p, 1, 1); /* the first 4 zero bytes are the bootstrap */
+	cr_expect_eq(p.count.blocks_failed, 0, "a block is not complete until 4 + 2500 bytes");
+	feed_blocks(&p, PIPELINE_FAILURE_LIMIT - 1, 1);
+	cr_expect_eq(p.count.blocks_failed, PIPELINE_FAILURE_LIMIT - 1);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_MONOBIT], PIPELINE_FAILURE_LIMIT - 1);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_CONTINUOUS], PIPELINE_FAILURE_LIMIT - 1);
+	cr_expect_eq(p.reserve.len, 0, "nothing from a failed block reaches the reserve");
+	cr_expect_eq(p.count.bytes_conditioned, 0);
+	cr_expect(!pipeline_failing(&p));
+	feed_blocks(&p, 1, 1);
+	cr_expect(pipeline_failing(&p), "suspend at %d failures", PIPELINE_FAILURE_LIMIT);
+	pipeline_restart(&p);
+	cr_expect(!pipeline_failing(&p), "a restart clears the score");
+	pipeline_free(&p);
+}
+
+Test(pipeline, good_blocks_forgive_failures)
+{
+	struct pipeline p;
+
+	pipeline_init(&p, false, 0, 8);
+	p.failure_score = 3;
+	p.good_streak = PIPELINE_FORGIVE_BLOCKS - 1;
+	feed_blocks(&p, 2, 0); /* bootstrap + first block: one more good block */
+	if (p.count.blocks_passed == 0)
+		cr_skip("the random block failed FIPS by chance (1 in 1,300)");
+	cr_expect_eq(p.failure_score, 2, "one failure forgiven per %d good blocks",
+	    PIPELINE_FORGIVE_BLOCKS);
+	pipeline_free(&p);
+}
+
+Test(pipeline, uncredited_source_still_flows)
+{
+	struct pipeline p;
+
+	pipeline_init(&p, false, 0, 0);
+	feed_blocks(&p, 3, 0);
+	cr_expect(!pipeline_credited(&p));
+	cr_expect_gt(p.count.blocks_passed, 0);
+	/* One uncredited output per 64 input bytes; the rest waits in the hash. */
+	cr_expect_eq(p.count.bytes_conditioned,
+	    p.count.blocks_passed * FIPS_BLOCK_BYTES / CONDITION_UNCREDITED_BYTES * 32);
+	pipeline_free(&p);
+}
+
+Test(pipeline, raw_samples_need_startup_and_rct_discards)
+{
+	struct pipeline p;
+	static uint8_t samples[4096];
+	size_t i;
+
+	/* 4-bit samples credited 2 bits each: RCT cutoff 11. */
+	pipeline_init(&p, true, 4, 2);
+	cr_expect(!pipeline_started(&p));
+	random_bytes(samples, sizeof samples);
+	for (i = 0; i < sizeof samples; i++)
+		samples[i] = (uint8_t)(i % 16); /* varied: no RCT/APT failure */
+	pipeline_input(&p, samples, SP80090B_STARTUP_SAMPLES - 1);
+	cr_expect(!pipeline_started(&p));
+	cr_expect_eq(p.cond.units, 0, "start-up samples are not conditioned");
+	pipeline_input(&p, samples, 1);
+	cr_expect(pipeline_started(&p));
+	pipeline_input(&p, samples, 100);
+	cr_expect_eq(p.cond.units, 100, "samples after start-up are absorbed");
+	memset(samples, 5, 11);
+	pipeline_input(&p, samples, 11);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_RCT], 1);
+	cr_expect_eq(p.cond.units, 0, "a health failure discards what was absorbed");
+	cr_expect(!pipeline_started(&p), "and start-up begins again");
+	pipeline_free(&p);
+}
+
+Test(pipeline, raw_output_passes_fips_before_the_reserve)
+{
+	struct pipeline p;
+	static uint8_t samples[65536];
+	size_t i;
+
+	/* 8-bit samples at 8 bits: 40 samples per output. */
+	pipeline_init(&p, true, 8, 8);
+	for (i = 0; i < 4; i++) {
+		random_bytes(samples, sizeof samples);
+		pipeline_input(&p, samples, sizeof samples);
+	}
+	cr_expect_gt(p.count.blocks_tested, 0);
+	cr_expect_eq(p.count.bytes_conditioned, p.count.blocks_passed * FIPS_BLOCK_BYTES,
+	    "the reserve receives whole passing blocks of conditioned bytes");
+	cr_expect_eq(p.count.samples_discarded, SP80090B_STARTUP_SAMPLES);
+	pipeline_free(&p);
+}
+
+Test(pipeline, two_byte_samples_split_across_reads)
+{
+	struct pipeline p;
+	uint8_t s[3] = { 1, 2, 3 };
+
+	pipeline_init(&p, true, 12, 4);
+	pipeline_input(&p, s, 3);
+	cr_expect_eq(p.count.samples_tested, 1);
+	cr_expect(p.have_carry);
+	pipeline_input(&p, s, 1);
+	cr_expect_eq(p.count.samples_tested, 2);
+	cr_expect(!p.have_carry);
+	pipeline_free(&p);
+}
