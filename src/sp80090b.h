@@ -41,7 +41,10 @@ unsigned sp80090b_apt_window(unsigned sample_bits);
 void sp80090b_init(struct sp80090b *, double h, unsigned sample_bits);
 /* Restart the tests and the start-up count (after a failure or a reopen). */
 void sp80090b_reset(struct sp80090b *);
-/* Feed one sample: SP80090B_PASS or which test failed on it. */
+/*
+ * Feed one sample (masked to sample_bits): SP80090B_PASS or which test
+ * failed on it; both bits are set when both tests fail on the same sample.
+ */
 enum sp80090b_result sp80090b_sample(struct sp80090b *, uint32_t sample);
 /* True once the start-up samples have passed. */
 bool sp80090b_ready(const struct sp80090b *);

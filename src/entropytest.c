@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fips.h"
+#include "log.h"
+#include "sp80090b.h"
+
+#define PREFIX "entropytest: "
+#define ENTROPYTEST_BUF_BLOCKS 64	/* blocks per read() */
+
+/* Bandwidth of one kind of work: per-call extremes and the totals. */
+struct entropytest_speed {
+	double min_bps, max_bps;
+	uint64_t bytes;
+	uint64_t ns;
+};
+
+static struct {
+	uint64_t blockcount, blockstats, timedstats_s;
+	bool pipe;
+	unsigned sample_bits;
+	double min_entropy;
+} opt;
+
+static struct {
+	uint64_t bytes_received, bytes_sent, good, bad;
+	uint64_t failures[FIPS_NTESTS];
+	struct entropytest_speed input, fips, output;
+	uint64_t start_ns;
+} stats;
+
+static int entropytest_in = STDIN_FILENO;
+static struct sp80090b entropytest_health;
+static volatile sig_atomic_t entropytest_stop;
+
+static void entropytest_usage(FILE *, int) __attribute__((noreturn));
+
+static const struct option entropytest_longopts[] = {
+	{ "blockcount", required_argument, NULL, 'c' },
+	{ "blockstats", required_argument, NULL, 'b' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "min-entropy", required_argument, NULL, 'H' },
+	{ "pipe", no_argument, NULL, 'p' },
+	{ "sample-bits", required_argument, NULL, 'w' },
+	{ "timedstats", required_argument, NULL, 't' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Print the usage summary and exit. */
+static void
+entropytest_usage(FILE *f, int code)
+{
+	fprintf(f,
+	    "usage: entropytest [-hpV] [-b n] [-c n] [-H bits] [-t n] [-w bits] [file]\n"
+	    "Check random data with the FIPS 140-2 tests, as rngtest does.\n"
+	    "\n"
+	    "  -b, --blockstats=n     print statistics every n blocks\n"
+	    "  -c, --blockcount=n     stop after n blocks (0: no limit)\n"
+	    "  -H, --min-entropy=H    SP 800-90B tests at H bits per sample\n"
+	    "  -p, --pipe             copy passing blocks to standard output\n"
+	    "  -t, --timedstats=n     print statistics every n seconds\n"
+	    "  -w, --sample-bits=n    each byte is a sample of n bits (1-8)\n"
+	    "  -h, --help             show this help\n"
+	    "  -V, --version          show the version\n");
+	exit(code);
+}
+
+/* A monotonic clock in nanoseconds. */
+static uint64_t
+entropytest_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Parse a count for a flag, or exit with EX_USAGE naming the flag. */
+static uint64_t
+entropytest_count(int flag, const char *arg)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (*arg == '\0' || *end != '\0' || errno != 0 || arg[0] == '-' ||
+	    n > INT_MAX)
+		fatalc(EX_USAGE, "-%c: invalid number: %s", flag, arg);
+	return n;
+}
+
+/* Note how long `bytes` of work took. */
+static void
+entropytest_speed_add(struct entropytest_speed *sp, uint64_t bytes,
+    uint64_t ns)
+{
+	double bps;
+
+	if (ns == 0)
+		ns = 1;
+	bps = bytes * 8e9 / (double)ns;
+	if (sp->bytes == 0 || bps < sp->min_bps)
+		sp->min_bps = bps;
+	if (bps > sp->max_bps)
+		sp->max_bps = bps;
+	sp->bytes += bytes;
+	sp->ns += ns;
+}
+
+/* One speed line, scaled to Ki/Mi/Gi... bits as rngtest scales it. */
+static void
+entropytest_speed_print(const char *what, const struct entropytest_speed *sp)
+{
+	static const char *const units[] = { "bits", "Kibits", "Mibits",
+	    "Gibits", "Tibits", "Pibits", "Eibits" };
+	double lo = sp->min_bps, hi = sp->max_bps, avg = 0;
+	unsigned u = 0;
+
+	if (sp->ns > 0)
+		avg = sp->bytes * 8e9 / (double)sp->ns;
+	while (lo >= 1024 && avg >= 1024 && hi >= 1024 && u < 6) {
+		lo /= 1024;
+		avg /= 1024;
+		hi /= 1024;
+		u++;
+	}
+	fprintf(stderr, PREFIX "%s: (min=%.3f; avg=%.3f; max=%.3f)%s/s\n",
+	    what, lo, avg, hi, units[u]);
+}
+
+/* The statistics report, line for line as rngtest prints it. */
+static void
+entropytest_report(void)
+{
+	int t;
+
+	fprintf(stderr, PREFIX "bits received from input: %llu\n",
+	    (unsigned long long)stats.bytes_received * 8);
+	if (opt.pipe)
+		fprintf(stderr, PREFIX "bits sent to output: %llu\n",
+		    (unsigned long long)stats.bytes_sent * 8);
+	fprintf(stderr, PREFIX "FIPS 140-2 successes: %llu\n",
+	    (unsigned long long)stats.good);
+	fprintf(stderr, PREFIX "FIPS 140-2 failures: %llu\n",
+	    (unsigned long long)stats.bad);
+	for (t = 0; t < FIPS_NTESTS; t++)
+		fprintf(stderr, PREFIX "FIPS 140-2(2001-10-10) %s: %llu\n",
+		    fips_test_name(t), (unsigned long long)stats.failures[t]);
+	if (opt.sample_bits) {
+		fprintf(stderr, PREFIX "SP 800-90B RCT (cutoff %u): %llu failures\n",
+		    entropytest_health.rct_cutoff,
+		    (unsigned long long)entropytest_health.rct_failures);
+		fprintf(stderr, PREFIX "SP 800-90B APT (window %u, cutoff %u): "
+		    "%llu failures\n", entropytest_health.apt_window,
+		    entropytest_health.apt_cutoff,
+		    (unsigned long long)entropytest_health.apt_failures);
+	}
+	entropytest_speed_print("input channel speed", &stats.input);
+	entropytest_speed_print("FIPS tests speed", &stats.fips);
+	if (opt.pipe)
+		entropytest_speed_print("output channel speed", &stats.output);
+	fprintf(stderr, PREFIX "Program run time: %llu microseconds\n",
+	    (unsigned long long)(entropytest_now_ns() - stats.start_ns) / 1000);
+}
+
+/* Count bytes as taken from the input, and feed them to SP 800-90B. */
+static void
+entropytest_consume(const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	stats.bytes_received += len;
+	if (opt.sample_bits)
+		for (i = 0; i < len; i++)
+			sp80090b_sample(&entropytest_health, p[i]);
+}
+
+/* Read what is there, up to len bytes: >0, 0 at end of input, -1 to stop. */
+static ssize_t
+entropytest_read(uint8_t *buf, size_t len)
+{
+	uint64_t t0 = entropytest_now_ns();
+	ssize_t r;
+
+	for (;;) {
+		if (entropytest_stop)
+			return -1;
+		r = read(entropytest_in, buf, len);
+		if (r >= 0)
+			break;
+		if (errno != EINTR && errno != EAGAIN)
+			fatalc(EX_IOERR, "error reading input: %s",
+			    strerror(errno));
+	}
+	if (r > 0)
+		entropytest_speed_add(&stats.input, (uint64_t)r,
+		    entropytest_now_ns() - t0);
+	return r;
+}
+
+/* Fill exactly len bytes; false at end of input (or on a signal). */
+static bool
+entropytest_fill(uint8_t *buf, size_t len, size_t *got)
+{
+	ssize_t r;
+
+	*got = 0;
+	while (*got < len) {
+		r = entropytest_read(buf + *got, len - *got);
+		if (r <= 0)
+			return false;
+		*got += (size_t)r;
+	}
+	return true;
+}
+
+/* Write all of buf to standard output. */
+static void
+entropytest_write(const uint8_t *buf, size_t len)
+{
+	uint64_t t0 = entropytest_now_ns();
+	size_t off = 0;
+	ssize_t r;
+
+	while (off < len) {
+		r = write(STDOUT_FILENO, buf + off, len - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			fatalc(EX_IOERR, "error writing to output: %s",
+			    r < 0 ? strerror(errno) : "write returned 0");
+		off += (size_t)r;
+	}
+	stats.bytes_sent += len;
+	entropytest_speed_add(&stats.output, len, entropytest_now_ns() - t0);
+}
+
+static void
+entropytest_signal(int sig)
+{
+	entropytest_stop = sig;
+}
+
+/* Parse the command line into opt; open the input file if one is named. */
+static void
+entropytest_options(int argc, char **argv)
+{
+	bool have_h = false;
+	char *end;
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":b:c:H:hpt:Vw:",
+	    entropytest_longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			opt.blockstats = entropytest_count(ch, optarg);
+			break;
+		case 'c':
+			opt.blockcount = entropytest_count(ch, optarg);
+			break;
+		case 'H':
+			errno = 0;
+			opt.min_entropy = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
+			    !(opt.min_entropy > 0 && opt.min_entropy <= 8))
+				fatalc(EX_USAGE, "-H: invalid min-entropy: %s",
+				    optarg);
+			have_h = true;
+			break;
+		case 'h':
+			entropytest_usage(stdout, EX_OK);
+		case 'p':
+			opt.pipe = true;
+			break;
+		case 't':
+			opt.timedstats_s = entropytest_count(ch, optarg);
+			break;
+		case 'V':
+			printf("entropytest %s\n", PACKAGE_VERSION);
+			exit(EX_OK);
+		case 'w':
+			opt.sample_bits = (unsigned)entropytest_count(ch, optarg);
+			if (opt.sample_bits < 1 || opt.sample_bits > 8)
+				fatalc(EX_USAGE, "-w: sample bits must be 1 to 8: %s",
+				    optarg);
+			break;
+		case ':':
+			fatalc(EX_USAGE, "option %s needs a value",
+			    argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				fatalc(EX_USAGE, "unknown option -%c", optopt);
+			fatalc(EX_USAGE, "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (have_h != (opt.sample_bits != 0))
+		fatalc(EX_USAGE, "-w and -H go together");
+	if (have_h && opt.min_entropy > opt.sample_bits)
+		fatalc(EX_USAGE, "-H: %g bits is more than a %u-bit sample holds",
+		    opt.min_entropy, opt.sample_bits);
+	if (argc - optind > 1)
+		fatalc(EX_USAGE, "too many arguments: %s", argv[optind + 1]);
+	if (argc - optind == 1 && strcmp(argv[optind], "-") != 0) {
+		entropytest_in = open(argv[optind], O_RDONLY | O_CLOEXEC);
+		if (entropytest_in == -1)
+			fatalc(EX_NOINPUT, "%s: %s", argv[optind],
+			    strerror(errno));
+	}
+}
+
+/*
+ * Test blocks until the input ends, the block count is reached or a signal
+ * arrives.  Bytes count as received when they are used, so -c stops at the
+ * same byte as rngtest though reads are large.
+ */
+static void
+entropytest_loop(struct fips_ctx *ctx)
+{
+	static uint8_t in[ENTROPYTEST_BUF_BLOCKS * FIPS_BLOCK_BYTES];
+	static uint8_t out[sizeof in];
+	size_t have = 0, used, pending = 0;
+	uint64_t blocks = 0, since_stats = 0, t0, last_stats;
+	unsigned mask;
+	ssize_t r;
+	int t;
+
+	last_stats = entropytest_now_ns();
+	for (;;) {
+		r = entropytest_read(in + have, sizeof in - have);
+		if (r <= 0) {
+			if (r == 0 && !opt.pipe)
+				fprintf(stderr, PREFIX "entropy source exhausted!\n");
+			entropytest_consume(in, have);	/* a short last block */
+			break;
+		}
+		have += (size_t)r;
+		for (used = 0; have - used >= FIPS_BLOCK_BYTES;
+		    used += FIPS_BLOCK_BYTES) {
+			const uint8_t *block = in + used;
+
+			entropytest_consume(block, FIPS_BLOCK_BYTES);
+			t0 = entropytest_now_ns();
+			mask = fips_test_block(ctx, block);
+			entropytest_speed_add(&stats.fips, FIPS_BLOCK_BYTES,
+			    entropytest_now_ns() - t0);
+			if (mask == 0) {
+				stats.good++;
+				if (opt.pipe) {
+					memcpy(out + pending, block,
+					    FIPS_BLOCK_BYTES);
+					pending += FIPS_BLOCK_BYTES;
+				}
+			} else {
+				stats.bad++;
+				for (t = 0; t < FIPS_NTESTS; t++)
+					if (mask & 1u << t)
+						stats.failures[t]++;
+			}
+			if (opt.blockcount && ++blocks >= opt.blockcount) {
+				entropytest_write(out, pending);
+				return;
+			}
+			if ((opt.blockstats && ++since_stats >= opt.blockstats) ||
+			    (opt.timedstats_s && entropytest_now_ns() -
+			    last_stats > opt.timedstats_s * 1000000000u)) {
+				entropytest_write(out, pending);
+				pending = 0;
+				entropytest_report();
+				last_stats = entropytest_now_ns();
+				since_stats = 0;
+			}
+		}
+		entropytest_write(out, pending);
+		pending = 0;
+		memmove(in, in + used, have - used);
+		have -= used;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct fips_ctx ctx;
+	struct sigaction sa;
+	uint8_t boot[2 * FIPS_BOOTSTRAP_BYTES];
+	size_t want = FIPS_BOOTSTRAP_BYTES, got;
+	bool bad;
+
+	log_init("entropytest", LOG_TO_STDERR, 0);
+	entropytest_options(argc, argv);
+	stats.start_ns = entropytest_now_ns();
+	if (opt.sample_bits)
+		sp80090b_init(&entropytest_health, opt.min_entropy,
+		    opt.sample_bits);
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = entropytest_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (!opt.pipe)
+		fprintf(stderr, "entropytest %s\n\n" PREFIX
+		    "starting FIPS tests...\n", PACKAGE_VERSION);
+
+	/* Like rngtest, pipe mode also throws away 4 bytes before the bootstrap. */
+	if (opt.pipe)
+		want += FIPS_BOOTSTRAP_BYTES;
+	if (!entropytest_fill(boot, want, &got)) {
+		if (!opt.pipe && !entropytest_stop)
+			fprintf(stderr, PREFIX "entropy source exhausted!\n");
+		return EXIT_FAILURE;
+	}
+	entropytest_consume(boot, want);
+	fips_init(&ctx, boot + want - FIPS_BOOTSTRAP_BYTES);
+
+	entropytest_loop(&ctx);
+	entropytest_report();
+
+	bad = stats.bad > 0 || stats.good == 0;
+	if (opt.sample_bits && (entropytest_health.rct_failures > 0 ||
+	    entropytest_health.apt_failures > 0))
+		bad = true;
+	return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sp80090b.h"
+
+#define SP80090B_ALPHA_LOG2 20	/* alpha = 2^-20 */
+
+/* RCT cutoff C = 1 + ceil(20 / H); the slack keeps 20/0.1 from rounding up. */
+unsigned
+sp80090b_rct_cutoff(double h)
+{
+	return 1 + (unsigned)ceil(SP80090B_ALPHA_LOG2 / h - 1e-9);
+}
+
+/*
+ * APT cutoff C = 1 + CRITBINOM(W, 2^-H, 1 - alpha): the smallest k whose
+ * upper tail P(X > k) is at most alpha.  The tail is summed from the top in
+ * log space, so it stays exact where 1 - CDF would cancel.
+ */
+unsigned
+sp80090b_apt_cutoff(double h, unsigned window)
+{
+	double alpha = ldexp(1.0, -SP80090B_ALPHA_LOG2), p = exp2(-h);
+	double lp = log(p), lq = log1p(-p), ln = lgamma(window + 1.0);
+	double tail = 0.0, pmf;
+	unsigned k;
+
+	for (k = window; k > 0; k--) {
+		pmf = exp(ln - lgamma(k + 1.0) - lgamma(window - k + 1.0) +
+		    k * lp + (window - k) * lq);
+		if (tail + pmf > alpha)
+			return 1 + k;
+		tail += pmf;
+	}
+	return 1;
+}
+
+/* Binary sources use 1024-sample windows, wider ones 512. */
+unsigned
+sp80090b_apt_window(unsigned sample_bits)
+{
+	return sample_bits == 1 ? 1024 : 512;
+}
+
+/* Set up the tests for a source of H bits of min-entropy per sample. */
+void
+sp80090b_init(struct sp80090b *t, double h, unsigned sample_bits)
+{
+	memset(t, 0, sizeof *t);
+	t->h = h;
+	t->sample_bits = sample_bits;
+	t->rct_cutoff = sp80090b_rct_cutoff(h);
+	t->apt_window = sp80090b_apt_window(sample_bits);
+	t->apt_cutoff = sp80090b_apt_cutoff(h, t->apt_window);
+	sp80090b_reset(t);
+}
+
+/* Forget the runs and windows in progress; start-up begins again. */
+void
+sp80090b_reset(struct sp80090b *t)
+{
+	t->rct_last = 0;
+	t->rct_count = 0;
+	t->apt_first = 0;
+	t->apt_count = 0;
+	t->apt_index = 0;
+	t->startup_remaining = SP80090B_STARTUP_SAMPLES;
+}
+
+/* Feed one sample to both tests; a failure restarts the start-up count. */
+enum sp80090b_result
+sp80090b_sample(struct sp80090b *t, uint32_t sample)
+{
+	unsigned result = SP80090B_PASS;
+
+	if (t->sample_bits > 0 && t->sample_bits < 32)
+		sample &= (UINT32_C(1) << t->sample_bits) - 1;
+
+	if (t->rct_count > 0 && sample == t->rct_last)
+		t->rct_count++;
+	else {
+		t->rct_last = sample;
+		t->rct_count = 1;
+	}
+	if (t->rct_count >= t->rct_cutoff) {
+		t->rct_failures++;
+		t->rct_count = 0;
+		result |= SP80090B_RCT_FAIL;
+	}
+
+	if (t->apt_index == 0) {
+		t->apt_first = sample;
+		t->apt_count = 1;
+	} else if (sample == t->apt_first) {
+		if (++t->apt_count == t->apt_cutoff) {
+			t->apt_failures++;
+			result |= SP80090B_APT_FAIL;
+		}
+	}
+	if (++t->apt_index == t->apt_window)
+		t->apt_index = 0;
+
+	if (result != SP80090B_PASS)
+		t->startup_remaining = SP80090B_STARTUP_SAMPLES;
+	else if (t->startup_remaining > 0)
+		t->startup_remaining--;
+	return (enum sp80090b_result)result;
+}
+
+/* Output may be used once start-up has seen enough passing samples. */
+bool
+sp80090b_ready(const struct sp80090b *t)
+{
+	return t->startup_remaining == 0;
+}
