@@ -114,7 +114,7 @@ entropytest_speed_add(struct entropytest_speed *sp, uint64_t bytes,
 
 	if (ns == 0)
 		ns = 1;
-	bps = bytes * 8e9 / (double)ns;
+	bps = (double)bytes * 8e9 / (double)ns;
 	if (sp->bytes == 0 || bps < sp->min_bps)
 		sp->min_bps = bps;
 	if (bps > sp->max_bps)
@@ -133,7 +133,7 @@ entropytest_speed_print(const char *what, const struct entropytest_speed *sp)
 	unsigned u = 0;
 
 	if (sp->ns > 0)
-		avg = sp->bytes * 8e9 / (double)sp->ns;
+		avg = (double)sp->bytes * 8e9 / (double)sp->ns;
 	while (lo >= 1024 && avg >= 1024 && hi >= 1024 && u < 6) {
 		lo /= 1024;
 		avg /= 1024;
@@ -251,6 +251,7 @@ entropytest_write(const uint8_t *buf, size_t len)
 	entropytest_speed_add(&stats.output, len, entropytest_now_ns() - t0);
 }
 
+/* SIGINT and SIGTERM end the run; the report is still printed. */
 static void
 entropytest_signal(int sig)
 {
@@ -394,6 +395,7 @@ entropytest_loop(struct fips_ctx *ctx)
 	}
 }
 
+/* Bootstrap, test blocks, report; exit 1 unless every block passed. */
 int
 main(int argc, char **argv)
 {

@@ -16,6 +16,9 @@ struct fips_byte {
 };
 
 static struct fips_byte fips_bytes[256];
+/* Bucket of a run length 0..31 (lengths from 31 up share the last entry). */
+static const uint8_t fips_bucket[32] = { 0, 0, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5,
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
 static pthread_once_t fips_once = PTHREAD_ONCE_INIT;
 
 static void fips_build_tables(void);
@@ -102,7 +105,7 @@ fips_test_block(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES])
 {
 	unsigned hist[256] = { 0 }, runs[2][FIPS_BUCKETS] = { { 0 } };
 	unsigned f[16] = { 0 }, longest = 0, ones = 0, mask = 0;
-	unsigned i, j, b, bit, len, first, c, k;
+	unsigned i, j, b, bit, len, first, same, c, k;
 	uint64_t word, poker = 0;
 	uint32_t w, last;
 
@@ -127,14 +130,17 @@ fips_test_block(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES])
 	for (i = 0; i < FIPS_BLOCK_BYTES; i++) {
 		b = block[i];
 		hist[b]++;
+		/*
+		 * Whether the open run goes on into this byte is a coin toss on
+		 * good data, so count the run that may end here without a
+		 * branch: it is added with weight 0 when it goes on.
+		 */
 		first = b >> 7;
-		if (first == bit)
-			len += fips_bytes[b].lead;
-		else {
-			fips_close_run(runs, &longest, bit, len);
-			bit = first;
-			len = fips_bytes[b].lead;
-		}
+		same = first == bit;
+		runs[bit][fips_bucket[len < 31 ? len : 31]] += !same;
+		longest = len > longest ? len : longest;
+		len = (same ? len : 0) + fips_bytes[b].lead;
+		bit = first;
 		if (b != 0 && b != 0xff) {
 			fips_close_run(runs, &longest, bit, len);
 			bit = b & 1;

@@ -39,12 +39,14 @@ rnd(uint64_t *s)
 	return *s * UINT64_C(2685821657736338717);
 }
 
+/* A number below n. */
 static unsigned
 rnd_below(uint64_t *s, unsigned n)
 {
 	return (unsigned)(rnd(s) % n);
 }
 
+/* A block of generator output. */
 static void
 random_block(uint8_t *block, uint64_t *s)
 {
@@ -52,6 +54,7 @@ random_block(uint8_t *block, uint64_t *s)
 		block[i] = (uint8_t)(rnd(s) >> 56);
 }
 
+/* Set bit n of a block, most significant bit of byte 0 first. */
 static void
 put_bit(uint8_t *block, unsigned n, unsigned bit)
 {
@@ -61,6 +64,7 @@ put_bit(uint8_t *block, unsigned n, unsigned bit)
 		block[n / 8] &= (uint8_t)~(0x80 >> n % 8);
 }
 
+/* A little-endian word, as the continuous test reads one. */
 static uint32_t
 le32(const uint8_t *p)
 {
@@ -88,6 +92,7 @@ test_block(const uint8_t *block, struct fips_ref_stats *st)
 	return fast;
 }
 
+/* Runs as random data has them on average, 10000 ones. */
 static void
 spec_typical(struct runs_spec *sp)
 {
@@ -115,6 +120,7 @@ spec_set(struct runs_spec *sp, int bit, int k, int value)
 	sp->count[bit][b] -= delta - delta / 2;
 }
 
+/* Fisher-Yates, from the fixed-seed generator. */
 static void
 shuffle(unsigned *v, int n, uint64_t *s)
 {
