@@ -11,7 +11,9 @@
 #include <event2/event.h>
 
 #include "engine.h"
+#include "hostmix.h"
 #include "log.h"
+#include "notify.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -24,7 +26,11 @@ struct engine {
 	struct event *ev_topup;
 	struct event *ev_rate;
 	struct event *ev_reprobe;
+	struct event *ev_pool;     /* kernels before 5.18: /dev/random writable */
+	struct event *ev_pool_rearm;
 	unsigned reprobe_backoff_ms;
+	bool ready;                /* READY=1 sent */
+	char status[512];          /* the last STATUS= sent */
 	bool warned_none;
 	uint64_t rate_mark_ns;
 	int exit_code;
@@ -53,6 +59,28 @@ engine_next_backoff(unsigned ms)
 	if (ms < ENGINE_BACKOFF_MIN_MS)
 		return ENGINE_BACKOFF_MIN_MS;
 	return ms >= ENGINE_BACKOFF_MAX_MS / 2 ? ENGINE_BACKOFF_MAX_MS : ms * 2;
+}
+
+/* Tell systemd which sources run, when that changed. */
+static void
+engine_notify_status(void)
+{
+	struct entropyd_instance *inst;
+	char status[sizeof engine.status] = "";
+	size_t len = 0;
+	int running = 0;
+
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		if (inst->state == INSTANCE_RUNNING)
+			running++;
+		if (len < sizeof status)
+			len += (size_t)snprintf(status + len, sizeof status - len, "%s%s %s",
+			    len ? ", " : "", inst->name, registry_state_name(inst->state));
+	}
+	if (strcmp(status, engine.status) == 0)
+		return;
+	memcpy(engine.status, status, sizeof status);
+	notify_send("STATUS=%d running: %s", running, len ? status : "no sources");
 }
 
 /* Try an instance again after its backoff. */
@@ -88,6 +116,7 @@ engine_take_down(struct entropyd_instance *inst, enum instance_state state)
 	registry_set_state(inst, state);
 	if (state != INSTANCE_DRAINED)
 		engine_schedule_retry(inst);
+	engine_notify_status();
 }
 
 /* A read's outcome: bytes into the pipeline, or the end, an error, a reopen. */
@@ -142,6 +171,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 	if (inst->state == INSTANCE_STARTING && pipeline_started(p)) {
 		log_info("%s: start-up tests passed", inst->name);
 		registry_set_state(inst, INSTANCE_RUNNING);
+		engine_notify_status();
 	}
 	engine_feed();
 	if (engine_is_open(inst))
@@ -185,7 +215,7 @@ engine_demand(struct entropyd_instance *inst)
 	bool want = reserve_wants(&inst->pipe.reserve);
 
 	if (inst->reader != NULL)
-		reader_want(inst->reader, want);
+		reader_want(inst->reader, want, pipeline_next_read(&inst->pipe));
 	else if (want)
 		event_add(inst->ev_read, NULL);
 	else
@@ -228,6 +258,7 @@ engine_open(struct entropyd_instance *inst)
 	    inst->fd >= 0 ? "polled" : "reader thread", inst->module->entropy_bits,
 	    src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
 	engine.warned_none = false;
+	engine_notify_status();
 	engine_demand(inst);
 }
 
@@ -274,6 +305,7 @@ engine_removed(struct entropyd_instance *inst)
 	if (inst->ev_retry != NULL)
 		event_free(inst->ev_retry);
 	registry_free_instance(inst);
+	engine_notify_status();
 }
 
 /* Let the sink take what it wants; a failed sink ends the daemon. */
@@ -303,6 +335,14 @@ engine_feed(void)
 	else if (engine.sink->bits_credited > credited)
 		log_debug("fed the kernel: %" PRIu64 " bits credited",
 		    engine.sink->bits_credited - credited);
+	if (!engine.ready && (engine.sink->bits_credited > 0 ||
+	    (engine.sink->kind != SINK_KERNEL && engine.sink->bytes_written > 0))) {
+		engine.ready = true;
+		notify_send("READY=1");
+	}
+	if (engine.ev_pool != NULL && engine.sink->want_bits <= 0 &&
+	    !evtimer_pending(engine.ev_pool_rearm, NULL))
+		event_add(engine.ev_pool, NULL);
 }
 
 /* After a feed the reserves have room: read the sources again. */
@@ -322,6 +362,39 @@ static void
 engine_sink_writable(int fd, short what, void *arg)
 {
 	engine_feed_and_demand();
+}
+
+/* Older kernels: the pool is writable, so below -W: feed a step. */
+static void
+engine_pool_writable(int fd, short what, void *arg)
+{
+	struct timeval second = { 1, 0 };
+
+	sink_pool_writable(engine.sink);
+	engine_feed_and_demand();
+	/* Level-triggered: look again in a second, not at once. */
+	event_del(engine.ev_pool);
+	evtimer_add(engine.ev_pool_rearm, &second);
+}
+
+static void
+engine_pool_rearm(int fd, short what, void *arg)
+{
+	event_add(engine.ev_pool, NULL);
+}
+
+/* Mix host-unique data into the pool before anything is credited. */
+static void
+engine_mix_host(void)
+{
+	uint8_t buf[HOSTMIX_MAX_BYTES];
+	size_t len = hostmix_collect("", buf, sizeof buf);
+
+	if (sink_mix_host(engine.sink, buf, len) == -1)
+		log_warn("%s: mixing host data", engine.sink->path);
+	else
+		log_info("mixed %zu bytes of host-unique data into the pool (uncredited)", len);
+	explicit_bzero(buf, sizeof buf);
 }
 
 /* Every -R seconds: top the kernel up. */
@@ -401,8 +474,10 @@ engine_log_stats(void)
 		    inst->last_error[0] ? "; last error: " : "", inst->last_error);
 	}
 	log_info("sink %s (%s): %" PRIu64 " bytes written, %" PRIu64 " bits credited in %" PRIu64
-	    " feeds", engine.sink->path, sink_kind_name(engine.sink->kind),
-	    engine.sink->bytes_written, engine.sink->bits_credited, engine.sink->feeds);
+	    " feeds; phase %s, %" PRIu64 " top-ups, %" PRIu64 " reseeds", engine.sink->path,
+	    sink_kind_name(engine.sink->kind), engine.sink->bytes_written,
+	    engine.sink->bits_credited, engine.sink->feeds, sink_phase_name(engine.sink->phase),
+	    engine.sink->topups, engine.sink->reseeds);
 }
 
 /* Test mode: one line a second with each source's rate. */
@@ -488,8 +563,17 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	sink_attach(sink, engine.base, engine_sink_writable);
 	engine.ev_reprobe = evtimer_new(engine.base, engine_reprobe, NULL);
-	if (sink->kind == SINK_KERNEL)
+	if (sink->kind == SINK_KERNEL) {
 		engine.ev_topup = engine_every(cfg->reseed_interval_s * 1000u, engine_topup);
+		if (!sink->modern) {
+			engine.ev_pool = event_new(engine.base, sink->fd, EV_WRITE,
+			    engine_pool_writable, NULL);
+			engine.ev_pool_rearm = evtimer_new(engine.base, engine_pool_rearm, NULL);
+			event_add(engine.ev_pool, NULL);
+		}
+		if (!cfg->no_host_mix)
+			engine_mix_host();
+	}
 	if (cfg->test_mode) {
 		log_info("test mode: nothing is written to the kernel");
 		engine.rate_mark_ns = registry_now_ns();
@@ -497,7 +581,9 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	registry_set_hooks(&hooks);
 	engine_probe_all();
+	engine_notify_status();
 	event_base_dispatch(engine.base);
+	notify_send("STOPPING=1");
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		engine_close(inst);
@@ -512,6 +598,10 @@ engine_run(const struct config *cfg, struct sink *sink)
 		event_free(engine.ev_topup);
 	if (engine.ev_rate != NULL)
 		event_free(engine.ev_rate);
+	if (engine.ev_pool != NULL) {
+		event_free(engine.ev_pool);
+		event_free(engine.ev_pool_rearm);
+	}
 	if (sink->ev_write != NULL)
 		event_free(sink->ev_write);
 	sink->ev_write = NULL;

@@ -8,6 +8,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "notify.h"
 #include "options.h"
 #include "pidfile.h"
 #include "registry.h"
@@ -75,11 +76,13 @@ main(int argc, char **argv)
 		}
 		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
 	}
+	notify_init();
 	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1)
 		log_warn("pidfile %s", pidpath);
 	log_info("entropyd %s started; sink %s (%s)", PACKAGE_VERSION, sink.path,
 	    sink_kind_name(sink.kind));
 	rc = engine_run(&cfg, &sink);
+	notify_close();
 	sink_close(&sink);
 	pidfile_close(&pidfile);
 	registry_free();

@@ -15,6 +15,8 @@
 enum {
 	OPT_PLUGIN_DIR = 256,
 	OPT_CONTROL_SOCKET,
+	OPT_NO_HOST_MIX,
+	OPT_NO_RESEED,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -44,6 +46,8 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "no-host-mix", no_argument, NULL, OPT_NO_HOST_MIX },
+	{ "no-reseed", no_argument, NULL, OPT_NO_RESEED },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -299,6 +303,12 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'l':
 		cfg->list = true;
 		break;
+	case OPT_NO_HOST_MIX:
+		cfg->no_host_mix = true;
+		break;
+	case OPT_NO_RESEED:
+		cfg->no_reseed = true;
+		break;
 	case 'x':
 	case 'n':
 		if (!valid_name(arg, strlen(arg)))
@@ -446,6 +456,7 @@ options_usage(FILE *f)
 	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
+	    "                [--no-host-mix] [--no-reseed]\n"
 	    "\n"
 	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
@@ -468,8 +479,8 @@ options_usage(FILE *f)
 	    "  -p, --pid-file PATH          pidfile (default: %s in the background,\n"
 	    "                               none in the foreground)\n"
 	    "  -s, --random-step BYTES      bytes written per step, 1..4096 (default: 64)\n"
-	    "  -W, --fill-watermark BITS    bits to feed the kernel at start, 0..4096\n"
-	    "                               (default: 2048)\n"
+	    "  -W, --fill-watermark BITS    kernels before 5.18: feed while the pool holds\n"
+	    "                               fewer bits, 0..4096 (default: 2048)\n"
 	    "  -R, --force-reseed SECONDS   top the kernel up this often, 1..86400\n"
 	    "                               (default: 60)\n"
 	    "  -e, --entropy-count BITS     most bits credited per byte fed, 1..8\n"
@@ -483,6 +494,9 @@ options_usage(FILE *f)
 	    "  -h, --help                   print this help and exit\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
 	    "      --control-socket PATH    status socket (default: %s)\n"
+	    "      --no-host-mix            do not mix host-unique data (machine-id, DMI,\n"
+	    "                               MACs) into the pool uncredited at start\n"
+	    "      --no-reseed              no RNDRESEEDCRNG after each top-up\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
 	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"

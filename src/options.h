@@ -38,6 +38,8 @@ struct config {
 	bool help;                /* -h */
 	char *plugin_dir;         /* --plugin-dir, default PLUGINDIR */
 	char *control_socket;     /* --control-socket, default RUNDIR "/entropyd.sock" */
+	bool no_host_mix;         /* --no-host-mix: no uncredited host-unique data at start */
+	bool no_reseed;           /* --no-reseed: no RNDRESEEDCRNG after a top-up */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"

@@ -202,6 +202,14 @@ pipeline_started(const struct pipeline *p)
 	return !p->raw || sp80090b_ready(&p->health);
 }
 
+size_t
+pipeline_next_read(const struct pipeline *p)
+{
+	if (p->raw)
+		return 4096;
+	return FIPS_BOOTSTRAP_BYTES - p->bootstrap_len + FIPS_BLOCK_BYTES - p->block_len;
+}
+
 const char *
 pipeline_test_key(enum pipeline_test t)
 {

@@ -87,6 +87,8 @@ bool pipeline_failing(const struct pipeline *);
 bool pipeline_credited(const struct pipeline *);
 /* True once raw-sample start-up tests passed (always true for byte sources). */
 bool pipeline_started(const struct pipeline *);
+/* How many bytes to ask the source for: what completes the next block. */
+size_t pipeline_next_read(const struct pipeline *);
 /* The label of a test for logs and metrics. */
 const char *pipeline_test_key(enum pipeline_test);
 

@@ -25,6 +25,7 @@ struct reader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool want, stop, done;
+	size_t read_len;           /* what the next read asks for */
 	bool full;                 /* a finished read waits for the loop */
 	ssize_t result;
 	int err;
@@ -65,15 +66,17 @@ reader_main(void *arg)
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		ssize_t n;
+		size_t len;
 		int err;
 
 		while (!r->stop && (!r->want || r->full))
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
+		len = r->read_len;
 		pthread_mutex_unlock(&r->lock);
 		errno = 0;
-		n = r->src->read(r->state, buf, sizeof buf);
+		n = r->src->read(r->state, buf, len);
 		err = errno;
 		pthread_mutex_lock(&r->lock);
 		if (r->stop)
@@ -112,6 +115,7 @@ reader_start(const struct entropyd_source *src, void *state)
 
 	r->src = src;
 	r->state = state;
+	r->read_len = READER_BUFFER_BYTES;
 	if ((r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
 		fatal("eventfd");
 	pthread_mutex_init(&r->lock, NULL);
@@ -130,9 +134,10 @@ reader_fd(const struct reader *r)
 }
 
 void
-reader_want(struct reader *r, bool want)
+reader_want(struct reader *r, bool want, size_t len)
 {
 	pthread_mutex_lock(&r->lock);
+	r->read_len = len == 0 || len > READER_BUFFER_BYTES ? READER_BUFFER_BYTES : len;
 	if (r->want != want) {
 		r->want = want;
 		pthread_cond_signal(&r->cond);

@@ -21,8 +21,8 @@ struct reader;
 struct reader *reader_start(const struct entropyd_source *src, void *state);
 /* The fd the loop polls for a finished read. */
 int reader_fd(const struct reader *);
-/* Tell the thread whether to read. */
-void reader_want(struct reader *, bool want);
+/* Tell the thread whether to read, and how much the next read should ask for. */
+void reader_want(struct reader *, bool want, size_t len);
 /*
  * Take the finished read, if any: returns false when none is ready; else
  * *result is the read()'s return, *err its errno, and buf holds the bytes.

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <linux/random.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +21,6 @@
 #include "registry.h"
 #include "sink.h"
 #include "xmalloc.h"
-
-/* The kernel's pool holds 256 bits: asking for less than that per top-up is pointless. */
-#define SINK_MIN_TOPUP_BITS 256
 
 static const char *const sink_kind_names[] = {
 	[SINK_KERNEL] = "kernel",
@@ -36,7 +36,7 @@ sink_kind_name(enum sink_kind kind)
 
 /* Credit bytes to the kernel's pool: RNDADDENTROPY with the given count. */
 static int
-sink_kernel_add(int fd, const uint8_t *buf, size_t len, unsigned credit_bits)
+sink_kernel_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit_bits)
 {
 	struct {
 		struct rand_pool_info info;
@@ -48,20 +48,103 @@ sink_kernel_add(int fd, const uint8_t *buf, size_t len, unsigned credit_bits)
 	req.info.buf_size = (int)len;
 	if (len > 0)
 		memcpy(req.words, buf, len);
-	r = ioctl(fd, RNDADDENTROPY, &req);
+	r = ioctl(s->fd, RNDADDENTROPY, &req);
 	explicit_bzero(&req, sizeof req);
 	return r;
 }
 
+/* A plain write to /dev/random: mixed into the pool, credited nothing. */
+static int
+sink_kernel_mix(struct sink *s, const uint8_t *buf, size_t len)
+{
+	ssize_t n = write(s->fd, buf, len);
+
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int
+sink_kernel_reseed(struct sink *s)
+{
+	return ioctl(s->fd, RNDRESEEDCRNG);
+}
+
+/* The CRNG is ready when getrandom() no longer blocks. */
+static int
+sink_kernel_crng_ready(struct sink *s)
+{
+	uint8_t b;
+
+	if (getrandom(&b, 1, GRND_NONBLOCK) == 1) {
+		explicit_bzero(&b, 1);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+sink_kernel_entropy_avail(struct sink *s)
+{
+	int count;
+
+	return ioctl(s->fd, RNDGETENTCNT, &count) == 0 ? count : 0;
+}
+
+const struct sink_kernel_ops sink_kernel_ops = {
+	.add = sink_kernel_add,
+	.mix = sink_kernel_mix,
+	.reseed = sink_kernel_reseed,
+	.crng_ready = sink_kernel_crng_ready,
+	.entropy_avail = sink_kernel_entropy_avail,
+};
+
+static const char *const sink_phase_names[] = {
+	[SINK_BOOT] = "boot",
+	[SINK_BURST] = "burst",
+	[SINK_STEADY] = "steady",
+};
+
+const char *
+sink_phase_name(enum sink_phase phase)
+{
+	return sink_phase_names[phase];
+}
+
+/* Linux 5.18 changed /dev/random: no POLLOUT after boot, a 256-bit pool. */
+bool
+sink_kernel_is_modern(const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major > 5 || (major == 5 && minor >= 18);
+}
+
+void
+sink_kernel_init(struct sink *s, const struct config *cfg, bool modern)
+{
+	s->kind = SINK_KERNEL;
+	s->ops = &sink_kernel_ops;
+	s->phase = SINK_BOOT;
+	s->modern = modern;
+	s->reseed = !cfg->no_reseed;
+	s->watermark_bits = cfg->fill_watermark_bits;
+	s->step_bytes = cfg->random_step_bytes;
+	s->credit_per_byte = cfg->entropy_count_bits;
+	s->want_bits = 0;
+}
+
 /* Open /dev/random (or -o naming it) and check that crediting is permitted. */
 static int
-sink_open_kernel(struct sink *s, char *err, size_t errlen)
+sink_open_kernel(struct sink *s, const struct config *cfg, char *err, size_t errlen)
 {
+	struct utsname u;
+
 	if ((s->fd = open(s->path, O_WRONLY | O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
 		return EX_OSFILE;
 	}
-	if (sink_kernel_add(s->fd, NULL, 0, 0) == -1) {
+	if (sink_kernel_add(s, NULL, 0, 0) == -1) {
 		int e = errno;
 
 		snprintf(err, errlen, "%s: crediting the kernel's pool: %s%s", s->path,
@@ -71,7 +154,17 @@ sink_open_kernel(struct sink *s, char *err, size_t errlen)
 		s->fd = -1;
 		return e == EPERM ? EX_NOPERM : EX_OSERR;
 	}
-	s->want_bits = s->start_bits;
+	uname(&u);
+	sink_kernel_init(s, cfg, sink_kernel_is_modern(u.release));
+	if (!s->modern) {
+		/* As rngd does: make POLLOUT mean "below the watermark". */
+		FILE *f = fopen("/proc/sys/kernel/random/write_wakeup_threshold", "w");
+
+		if (f == NULL || fprintf(f, "%u\n", s->watermark_bits) < 0)
+			log_warn("write_wakeup_threshold");
+		if (f != NULL)
+			fclose(f);
+	}
 	return 0;
 }
 
@@ -111,9 +204,6 @@ sink_open(struct sink *s, const struct config *cfg, char *err, size_t errlen)
 	s->fd = -1;
 	s->path = xstrdup(cfg->random_device);
 	s->step_bytes = cfg->random_step_bytes;
-	s->credit_per_byte = cfg->entropy_count_bits;
-	s->start_bits = cfg->fill_watermark_bits > SINK_MIN_TOPUP_BITS ?
-	    cfg->fill_watermark_bits : SINK_MIN_TOPUP_BITS;
 	if (cfg->test_mode) {
 		s->kind = SINK_DISCARD;
 		return 0;
@@ -128,7 +218,7 @@ sink_open(struct sink *s, const struct config *cfg, char *err, size_t errlen)
 			s->kind = SINK_KERNEL;
 		close(fd);
 	}
-	return s->kind == SINK_KERNEL ? sink_open_kernel(s, err, errlen) :
+	return s->kind == SINK_KERNEL ? sink_open_kernel(s, cfg, err, errlen) :
 	    sink_open_file(s, err, errlen);
 }
 
@@ -181,40 +271,77 @@ sink_take(struct entropyd_instance *inst, uint8_t *buf, size_t len)
 	return n;
 }
 
-/* Kernel: one -s step per credited instance in turn until the want is met. */
-static enum sink_status
-sink_service_kernel(struct sink *s)
+/* One pass: a -s step from every healthy credited source that has data. */
+static int
+sink_kernel_pass(struct sink *s)
 {
 	struct entropyd_instance *inst;
 	uint8_t step[4096];
-	bool served = true;
+	int served = 0;
 
-	while (s->want_bits > 0 && served) {
-		served = false;
-		TAILQ_FOREACH(inst, &registry_instances, all) {
-			size_t n;
-			unsigned credit;
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		size_t n;
+		unsigned credit;
 
-			if (!pipeline_credited(&inst->pipe) || inst->pipe.reserve.len == 0)
-				continue;
-			n = sink_take(inst, step, s->step_bytes);
-			credit = (unsigned)n * s->credit_per_byte;
-			if (sink_kernel_add(s->fd, step, n, credit) == -1) {
-				explicit_bzero(step, sizeof step);
-				log_warn("%s: RNDADDENTROPY", s->path);
-				return sink_fail(s, errno);
-			}
-			inst->pipe.count.bits_credited += credit;
-			s->bits_credited += credit;
-			s->bytes_written += n;
-			s->feeds++;
-			s->want_bits -= credit;
-			served = true;
-			if (s->want_bits <= 0)
-				break;
+		if (inst->state != INSTANCE_RUNNING || !pipeline_credited(&inst->pipe) ||
+		    inst->pipe.reserve.len == 0)
+			continue;
+		n = sink_take(inst, step, s->step_bytes);
+		credit = (unsigned)n * s->credit_per_byte;
+		if (s->ops->add(s, step, n, credit) == -1) {
+			explicit_bzero(step, sizeof step);
+			log_warn("%s: RNDADDENTROPY", s->path);
+			return -1;
 		}
+		inst->pipe.count.bits_credited += credit;
+		s->bits_credited += credit;
+		s->bytes_written += n;
+		s->feeds++;
+		s->want_bits -= credit;
+		served++;
 	}
 	explicit_bzero(step, sizeof step);
+	return served;
+}
+
+/* Leave the boot phase once the kernel's CRNG is ready. */
+static void
+sink_kernel_check_boot(struct sink *s)
+{
+	if (s->phase != SINK_BOOT || s->ops->crng_ready(s) != 1)
+		return;
+	log_info("kernel CRNG is ready (%" PRIu64 " bits credited so far); "
+	    "feeding a start-up burst of %u bits", s->bits_credited, SINK_BURST_BITS);
+	s->phase = SINK_BURST;
+	s->want_bits = SINK_BURST_BITS;
+}
+
+/* Kernel: whole passes over the sources until what is wanted was credited. */
+static enum sink_status
+sink_service_kernel(struct sink *s)
+{
+	int served = 1;
+
+	sink_kernel_check_boot(s);
+	while ((s->phase == SINK_BOOT || s->want_bits > 0) && served > 0) {
+		if ((served = sink_kernel_pass(s)) == -1)
+			return sink_fail(s, errno);
+		sink_kernel_check_boot(s);
+	}
+	if (s->phase == SINK_BOOT || s->want_bits > 0)
+		return SINK_OK; /* waiting for data */
+	if (s->phase == SINK_BURST) {
+		log_info("start-up burst fed; topping up every interval from now on");
+		s->phase = SINK_STEADY;
+	}
+	if (s->topup_pending) {
+		s->topup_pending = false;
+		s->topups++;
+		if (s->reseed && s->ops->reseed(s) == -1)
+			log_warn("%s: RNDRESEEDCRNG", s->path);
+		else if (s->reseed)
+			s->reseeds++;
+	}
 	return SINK_OK;
 }
 
@@ -262,14 +389,30 @@ sink_service(struct sink *s)
 void
 sink_topup(struct sink *s)
 {
-	if (s->kind == SINK_KERNEL && s->want_bits < SINK_MIN_TOPUP_BITS)
-		s->want_bits = SINK_MIN_TOPUP_BITS;
+	if (s->kind != SINK_KERNEL || s->phase != SINK_STEADY)
+		return;
+	if (s->want_bits < SINK_TOPUP_BITS)
+		s->want_bits = SINK_TOPUP_BITS;
+	s->topup_pending = true;
 }
 
-bool
-sink_hungry(const struct sink *s)
+void
+sink_pool_writable(struct sink *s)
 {
-	return s->kind != SINK_KERNEL || s->want_bits > 0;
+	int64_t step_bits = (int64_t)s->step_bytes * s->credit_per_byte;
+
+	if (s->kind != SINK_KERNEL || s->modern)
+		return;
+	if (s->ops->entropy_avail(s) < (int)s->watermark_bits && s->want_bits < step_bits)
+		s->want_bits = step_bits;
+}
+
+int
+sink_mix_host(struct sink *s, const uint8_t *buf, size_t len)
+{
+	if (s->kind != SINK_KERNEL)
+		return 0;
+	return s->ops->mix(s, buf, len);
 }
 
 void

@@ -10,17 +10,45 @@
 
 struct event_base;
 struct event;
+struct sink;
 
 /*
  * Where conditioned bytes go. The kernel sink credits them to the pool
- * with RNDADDENTROPY when it wants bits (at start, then every -R seconds);
- * a file, FIFO or stdout takes them continuously at its reader's pace;
- * the test-mode sink counts and discards them.
+ * with RNDADDENTROPY when it wants bits; a file, FIFO or stdout takes them
+ * continuously at its reader's pace; the test-mode sink counts and
+ * discards them.
+ *
+ * The kernel's policy (see FEEDING in entropyd.8):
+ *   boot:   until the CRNG is ready, every step of credited data at once;
+ *   burst:  then SINK_BURST_BITS more;
+ *   steady: every -R seconds a top-up of at least 256 bits taking a step
+ *           from every healthy credited source, then RNDRESEEDCRNG;
+ *           on kernels before 5.18 also -s steps whenever the pool is
+ *           writable and holds less than -W bits.
  */
+#define SINK_BURST_BITS 2048
+#define SINK_TOPUP_BITS 256
+
 enum sink_kind { SINK_KERNEL, SINK_FILE, SINK_DISCARD };
+enum sink_phase { SINK_BOOT, SINK_BURST, SINK_STEADY };
 
 /* What the engine must do after a sink failed. */
 enum sink_status { SINK_OK, SINK_CLOSED, SINK_FAILED };
+
+/* The kernel's interfaces, replaceable so tests can record the policy. */
+struct sink_kernel_ops {
+	/* RNDADDENTROPY: mix and credit. 0 or -1 with errno. */
+	int (*add)(struct sink *, const uint8_t *, size_t, unsigned credit_bits);
+	/* A plain write: mixed in, never credited. */
+	int (*mix)(struct sink *, const uint8_t *, size_t);
+	/* RNDRESEEDCRNG. */
+	int (*reseed)(struct sink *);
+	/* 1 when the kernel's CRNG is initialised, else 0. */
+	int (*crng_ready)(struct sink *);
+	/* The pool's entropy count in bits (older kernels' watermark). */
+	int (*entropy_avail)(struct sink *);
+};
+extern const struct sink_kernel_ops sink_kernel_ops;
 
 struct sink {
 	enum sink_kind kind;
@@ -30,28 +58,46 @@ struct sink {
 	struct event *ev_write;
 	unsigned step_bytes;      /* -s */
 	unsigned credit_per_byte; /* -e */
-	unsigned start_bits;      /* wanted at start: -W, at least 256 */
-	int64_t want_bits;        /* kernel: credited bits still wanted */
-	uint8_t pending[4096];    /* file: bytes taken but not yet written */
+	unsigned watermark_bits;  /* -W */
+	/* kernel */
+	const struct sink_kernel_ops *ops;
+	void *ops_arg;            /* for recording ops in tests */
+	enum sink_phase phase;
+	bool modern;              /* Linux >= 5.18: no POLLOUT, 256-bit pool */
+	bool reseed;              /* RNDRESEEDCRNG after each top-up */
+	bool topup_pending;
+	int64_t want_bits;        /* credited bits still wanted */
+	/* file */
+	uint8_t pending[4096];    /* bytes taken but not yet written */
 	size_t pending_off, pending_len;
+	/* counters */
 	uint64_t bytes_written;
 	uint64_t bits_credited;
 	uint64_t feeds;
+	uint64_t reseeds;
+	uint64_t topups;
 	enum sink_status status;
 	int error;                /* errno of a failure */
 };
 
 /* Open the sink -o names (or the test-mode one): 0 or a sysexits code, err set. */
 int sink_open(struct sink *, const struct config *, char *err, size_t errlen);
+/* Set up the kernel policy's state (sink_open does; tests call it directly). */
+void sink_kernel_init(struct sink *, const struct config *, bool modern);
 /* Arm the sink's write event in the loop. */
 void sink_attach(struct sink *, struct event_base *, void (*kick)(int, short, void *));
+/* Mix host-unique data into the kernel's pool, uncredited. */
+int sink_mix_host(struct sink *, const uint8_t *, size_t);
 /* Take from the instances' reserves as the sink wants; returns the status. */
 enum sink_status sink_service(struct sink *);
-/* The periodic top-up (every -R seconds): want at least 256 bits. */
+/* The periodic top-up (every -R seconds). */
 void sink_topup(struct sink *);
-/* Whether the sink takes bytes now (the kernel only while it wants bits). */
-bool sink_hungry(const struct sink *);
+/* Older kernels: the pool is writable; want a step if it is below -W. */
+void sink_pool_writable(struct sink *);
+/* Whether the kernel is Linux 5.18 or newer (release string as uname gives it). */
+bool sink_kernel_is_modern(const char *release);
 void sink_close(struct sink *);
 const char *sink_kind_name(enum sink_kind);
+const char *sink_phase_name(enum sink_phase);
 
 #endif

@@ -98,6 +98,8 @@ Test(options, defaults)
 	cr_assert_eq(cfg.entropy_count_bits, 8);
 	cr_assert_not(cfg.test_mode);
 	cr_assert_not(cfg.ignorefail);
+	cr_assert_not(cfg.no_host_mix);
+	cr_assert_not(cfg.no_reseed);
 	cr_assert_null(cfg.drop_privileges);
 	cr_assert_not(cfg.version);
 	cr_assert_not(cfg.help);
@@ -119,7 +121,10 @@ Test(options, boolean_flags_short)
 
 Test(options, boolean_flags_long)
 {
-	PARSE_OK("--foreground", "--list", "--ignorefail", "--version", "--help", "--quiet");
+	PARSE_OK("--foreground", "--list", "--ignorefail", "--version", "--help", "--quiet",
+	    "--no-host-mix", "--no-reseed");
+	cr_assert(cfg.no_host_mix);
+	cr_assert(cfg.no_reseed);
 	cr_assert(cfg.foreground);
 	cr_assert(cfg.list);
 	cr_assert(cfg.ignorefail);
@@ -452,7 +457,8 @@ Test(options, usage_lists_every_flag)
 		"-s, --random-step", "-W, --fill-watermark", "-R, --force-reseed",
 		"-e, --entropy-count", "-t, --test", "-i, --ignorefail",
 		"-D, --drop-privileges", "-v, --version", "-h, --help", "--plugin-dir",
-		"--control-socket", PLUGINDIR, RUNDIR "/entropyd.sock", "/dev/random",
+		"--control-socket", "--no-host-mix", "--no-reseed", PLUGINDIR,
+		RUNDIR "/entropyd.sock", "/dev/random",
 		OPTIONS_DEFAULT_PIDFILE, "64 bad flag", "77", NULL };
 	char *text = NULL;
 	size_t len = 0;

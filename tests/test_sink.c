@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "registry.h"
+#include "sink.h"
+
+/* What the kernel was asked, in order. */
+struct call {
+	char what;          /* 'a' add, 'm' mix, 'r' reseed */
+	size_t len;
+	unsigned credit;
+	const struct entropyd_instance *from;
+};
+
+static struct call calls[256];
+static size_t ncalls;
+static unsigned ready_after_bits; /* the fake CRNG becomes ready after this much credit */
+static unsigned credited_total;
+static int pool_bits;             /* the fake entropy_avail */
+static struct sink sink;
+static struct config cfg;
+
+static int
+rec_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit)
+{
+	calls[ncalls++] = (struct call){ 'a', len, credit, NULL };
+	credited_total += credit;
+	return 0;
+}
+
+static int
+rec_mix(struct sink *s, const uint8_t *buf, size_t len)
+{
+	calls[ncalls++] = (struct call){ 'm', len, 0, NULL };
+	return 0;
+}
+
+static int
+rec_reseed(struct sink *s)
+{
+	calls[ncalls++] = (struct call){ 'r', 0, 0, NULL };
+	return 0;
+}
+
+static int
+rec_crng_ready(struct sink *s)
+{
+	return credited_total >= ready_after_bits;
+}
+
+static int
+rec_entropy_avail(struct sink *s)
+{
+	return pool_bits;
+}
+
+static const struct sink_kernel_ops recording = {
+	.add = rec_add,
+	.mix = rec_mix,
+	.reseed = rec_reseed,
+	.crng_ready = rec_crng_ready,
+	.entropy_avail = rec_entropy_avail,
+};
+
+static int
+fake_probe(struct entropyd_module *m, const struct entropyd_host *h)
+{
+	return 0;
+}
+
+static const struct entropyd_source fake_a = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR, .size = sizeof(struct entropyd_source),
+	.name = "fake_a", .description = "test", .entropy_bits = 8, .probe = fake_probe,
+};
+static const struct entropyd_source fake_b = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR, .size = sizeof(struct entropyd_source),
+	.name = "fake_b", .description = "test", .entropy_bits = 8, .probe = fake_probe,
+};
+static const struct entropyd_source fake_none = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR, .size = sizeof(struct entropyd_source),
+	.name = "fake_none", .description = "uncredited", .entropy_bits = 8,
+	.flags = ENTROPYD_SOURCE_CREDIT_ON_REQUEST, .probe = fake_probe,
+};
+
+static struct entropyd_instance *a, *b, *none;
+
+/* A running instance of a fake module holding len bytes of conditioned data. */
+static struct entropyd_instance *
+running(const struct entropyd_source *src, size_t len)
+{
+	struct entropyd_instance *inst;
+	static uint8_t data[RESERVE_CAPACITY];
+	char err[128];
+
+	cr_assert_eq(registry_add(src, NULL, err, sizeof err), 0, "%s", err);
+	inst = registry_host.add_instance(registry_find(src->name), "", "fake", NULL);
+	inst->state = INSTANCE_RUNNING;
+	memset(data, 0x5a, len);
+	reserve_put(&inst->pipe.reserve, data, len);
+	return inst;
+}
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof cfg);
+	cfg.random_step_bytes = 64;
+	cfg.entropy_count_bits = 8;
+	cfg.fill_watermark_bits = 2048;
+	memset(&sink, 0, sizeof sink);
+	sink.path = (char *)"recorder";
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &recording;
+	ncalls = 0;
+	credited_total = 0;
+	ready_after_bits = 0;
+	pool_bits = 4096;
+	a = running(&fake_a, 8192);
+	b = running(&fake_b, 8192);
+	none = running(&fake_none, 8192);
+}
+
+static void
+teardown(void)
+{
+	registry_free();
+}
+
+/* Count the calls of one kind. */
+static size_t
+count(char what)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ncalls; i++)
+		n += calls[i].what == what;
+	return n;
+}
+
+TestSuite(sink, .init = setup, .fini = teardown);
+
+Test(sink, host_mix_comes_first_and_is_never_credited)
+{
+	uint8_t host[] = "machine-id=0123\n";
+
+	ready_after_bits = 1024;
+	cr_assert_eq(sink_mix_host(&sink, host, sizeof host), 0);
+	cr_assert_eq(sink_service(&sink), SINK_OK);
+	cr_assert_gt(ncalls, 1);
+	cr_expect_eq(calls[0].what, 'm', "the uncredited host mix is the first thing written");
+	cr_expect_eq(calls[0].credit, 0);
+	cr_expect_eq(calls[1].what, 'a', "credited feeding follows it");
+}
+
+Test(sink, boot_feeds_until_ready_then_a_burst)
+{
+	ready_after_bits = 1536; /* three 64-byte steps at 8 bits per byte */
+	cr_assert_eq(sink.phase, SINK_BOOT);
+	sink_service(&sink);
+	cr_expect_eq(sink.phase, SINK_STEADY);
+	/* Whole passes over the two credited sources: 1536 bits is reached after
+	 * the second pass (4 steps, 2048 bits); the burst adds 2048 more. */
+	cr_expect_eq(credited_total, 2048 + SINK_BURST_BITS);
+	cr_expect_eq(count('a'), 8);
+	cr_expect_eq(count('r'), 0, "no reseed during start-up");
+	cr_expect_eq(none->pipe.count.bytes_taken, 0, "uncredited data never reaches the kernel");
+}
+
+Test(sink, boot_waits_for_data)
+{
+	ready_after_bits = 100000;
+	reserve_clear(&a->pipe.reserve);
+	reserve_clear(&b->pipe.reserve);
+	sink_service(&sink);
+	cr_expect_eq(count('a'), 0);
+	cr_expect_eq(sink.phase, SINK_BOOT, "still booting: the CRNG is not ready");
+}
+
+Test(sink, topup_mixes_every_source_then_reseeds)
+{
+	sink_service(&sink); /* ready at once: burst */
+	cr_assert_eq(sink.phase, SINK_STEADY);
+	ncalls = 0;
+	sink_service(&sink);
+	cr_expect_eq(ncalls, 0, "nothing between top-ups");
+	sink_topup(&sink);
+	sink_service(&sink);
+	cr_assert_eq(count('a'), 2, "one step from each healthy credited source");
+	cr_expect(calls[0].len == 64 && calls[1].len == 64);
+	cr_expect_geq(calls[0].credit + calls[1].credit, SINK_TOPUP_BITS);
+	cr_expect_eq(calls[2].what, 'r', "RNDRESEEDCRNG follows the top-up");
+	cr_expect_eq(sink.topups, 1);
+	cr_expect_eq(sink.reseeds, 1);
+}
+
+Test(sink, no_reseed_turns_reseeding_off)
+{
+	cfg.no_reseed = true;
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &recording;
+	sink_service(&sink);
+	ncalls = 0;
+	sink_topup(&sink);
+	sink_service(&sink);
+	cr_expect_eq(count('a'), 2);
+	cr_expect_eq(count('r'), 0);
+}
+
+Test(sink, a_failed_source_is_left_out)
+{
+	uint64_t b_taken;
+
+	sink_service(&sink);
+	ncalls = 0;
+	b->state = INSTANCE_SUSPENDED;
+	b_taken = b->pipe.count.bytes_taken;
+	sink_topup(&sink);
+	sink_service(&sink);
+	cr_expect_eq(count('a'), 1, "one step (512 bits) from the healthy source covers it");
+	cr_expect_eq(b->pipe.count.bytes_taken, b_taken, "nothing from the suspended source");
+}
+
+Test(sink, entropy_count_caps_credit_per_byte)
+{
+	cfg.entropy_count_bits = 2;
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &recording;
+	ready_after_bits = 0;
+	sink_service(&sink);
+	cr_assert_gt(count('a'), 0);
+	cr_expect_eq(calls[0].credit, 64 * 2);
+	cr_expect_eq(credited_total, SINK_BURST_BITS);
+}
+
+Test(sink, older_kernels_feed_below_the_watermark)
+{
+	sink_kernel_init(&sink, &cfg, false);
+	sink.ops = &recording;
+	sink_service(&sink); /* boot and burst */
+	ncalls = 0;
+	pool_bits = 3000;
+	sink_pool_writable(&sink);
+	sink_service(&sink);
+	cr_expect_eq(count('a'), 0, "at or above -W: nothing");
+	pool_bits = 100;
+	sink_pool_writable(&sink);
+	sink_service(&sink);
+	cr_expect_eq(count('a'), 2, "below -W: one -s step (a pass over the sources)");
+	cr_expect_eq(count('r'), 0, "a watermark feed is not a top-up");
+}
+
+Test(sink, modern_kernels_ignore_the_watermark)
+{
+	sink_service(&sink);
+	ncalls = 0;
+	pool_bits = 0;
+	sink_pool_writable(&sink);
+	sink_service(&sink);
+	cr_expect_eq(ncalls, 0);
+}
+
+Test(sink, kernel_release_parsing)
+{
+	cr_expect(sink_kernel_is_modern("6.1.0-18-amd64"));
+	cr_expect(sink_kernel_is_modern("5.18.0"));
+	cr_expect_not(sink_kernel_is_modern("5.17.15"));
+	cr_expect_not(sink_kernel_is_modern("4.19.0-26-amd64"));
+}
