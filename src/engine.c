@@ -42,6 +42,7 @@ static void engine_open(struct entropyd_instance *);
 static void engine_close(struct entropyd_instance *);
 static void engine_demand(struct entropyd_instance *);
 static void engine_feed(void);
+static void engine_feed_and_demand(void);
 
 /* Convert milliseconds to a timeval for libevent. */
 static struct timeval
@@ -173,9 +174,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		registry_set_state(inst, INSTANCE_RUNNING);
 		engine_notify_status();
 	}
-	engine_feed();
-	if (engine_is_open(inst))
-		engine_demand(inst);
+	engine_feed_and_demand();
 }
 
 /* The source's own fd is readable. */
@@ -233,14 +232,14 @@ engine_open(struct entropyd_instance *inst)
 		return;
 	evtimer_del(inst->ev_retry);
 	if (src->open(inst, &state) == -1) {
-		if (inst->last_error[0] == '\0')
+		if (!registry_has_error(inst))
 			registry_set_error(inst, "cannot open %s", inst->device);
 		registry_set_state(inst, INSTANCE_ABSENT);
 		engine_schedule_retry(inst);
 		return;
 	}
 	inst->source_state = state;
-	inst->last_error[0] = '\0';
+	registry_clear_error(inst);
 	pipeline_restart(&inst->pipe);
 	inst->fd = src->pollfd(state);
 	if (inst->fd >= 0) {
@@ -457,10 +456,11 @@ engine_log_stats(void)
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		const struct pipeline_counters *c = &inst->pipe.count;
-		char failures[256] = "";
+		char failures[256] = "", last_error[sizeof inst->last_error];
 		size_t len = 0;
 		int t;
 
+		registry_copy_error(inst, last_error, sizeof last_error);
 		for (t = 0; t < PIPELINE_NTESTS; t++)
 			len += (size_t)snprintf(failures + len, sizeof failures - len, "%s%s=%" PRIu64,
 			    t ? " " : "", pipeline_test_key((enum pipeline_test)t),
@@ -471,7 +471,7 @@ engine_log_stats(void)
 		    registry_state_name(inst->state), (now - inst->state_since_ns) / 1000000000u,
 		    c->bytes_read, c->blocks_passed, c->blocks_failed, failures,
 		    c->bytes_conditioned, c->bytes_taken, c->bits_credited,
-		    inst->last_error[0] ? "; last error: " : "", inst->last_error);
+		    last_error[0] ? "; last error: " : "", last_error);
 	}
 	log_info("sink %s (%s): %" PRIu64 " bytes written, %" PRIu64 " bits credited in %" PRIu64
 	    " feeds; phase %s, %" PRIu64 " top-ups, %" PRIu64 " reseeds", engine.sink->path,
@@ -585,6 +585,10 @@ engine_run(const struct config *cfg, struct sink *sink)
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
 
+	/* Interrupt every blocked reader at once, then close them one by one. */
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		if (inst->reader != NULL)
+			reader_request_stop(inst->reader);
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		engine_close(inst);
 		if (inst->ev_retry != NULL)

@@ -169,6 +169,17 @@ reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
 	return got;
 }
 
+void
+reader_request_stop(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->cond);
+	if (!r->done)
+		pthread_kill(r->thread, READER_SIGNAL);
+	pthread_mutex_unlock(&r->lock);
+}
+
 bool
 reader_stop(struct reader *r, unsigned timeout_ms)
 {
@@ -176,10 +187,7 @@ reader_stop(struct reader *r, unsigned timeout_ms)
 	unsigned waited_ms = 0;
 	bool done;
 
-	pthread_mutex_lock(&r->lock);
-	r->stop = true;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	reader_request_stop(r);
 	for (;;) {
 		pthread_mutex_lock(&r->lock);
 		done = r->done;

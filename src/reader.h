@@ -28,6 +28,8 @@ void reader_want(struct reader *, bool want, size_t len);
  * *result is the read()'s return, *err its errno, and buf holds the bytes.
  */
 bool reader_take(struct reader *, void *buf, ssize_t *result, int *err);
+/* Ask the thread to stop and interrupt its read(), without waiting. */
+void reader_request_stop(struct reader *);
 /*
  * Stop the thread, interrupting a blocked read(); waits up to timeout_ms.
  * Returns true when it stopped (the source may be closed), false when it

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 struct module_list registry_modules = TAILQ_HEAD_INITIALIZER(registry_modules);
 struct instance_list registry_instances = TAILQ_HEAD_INITIALIZER(registry_instances);
 static struct registry_hooks registry_hooks;
+static pthread_mutex_t registry_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void host_log(struct entropyd_instance *, int, const char *, ...)
     __attribute__((format(printf, 3, 4)));
@@ -81,9 +83,39 @@ host_vlog(struct entropyd_instance *inst, int priority, const char *fmt, va_list
 	char line[512];
 
 	vsnprintf(line, sizeof line, fmt, ap);
-	if (priority <= LOG_WARNING)
+	if (priority <= LOG_WARNING) {
+		pthread_mutex_lock(&registry_error_lock);
 		snprintf(inst->last_error, sizeof inst->last_error, "%s", line);
+		pthread_mutex_unlock(&registry_error_lock);
+	}
 	log_printf(priority, "%s: %s", inst->name, line);
+}
+
+void
+registry_copy_error(struct entropyd_instance *inst, char *buf, size_t len)
+{
+	pthread_mutex_lock(&registry_error_lock);
+	snprintf(buf, len, "%s", inst->last_error);
+	pthread_mutex_unlock(&registry_error_lock);
+}
+
+bool
+registry_has_error(struct entropyd_instance *inst)
+{
+	bool has;
+
+	pthread_mutex_lock(&registry_error_lock);
+	has = inst->last_error[0] != '\0';
+	pthread_mutex_unlock(&registry_error_lock);
+	return has;
+}
+
+void
+registry_clear_error(struct entropyd_instance *inst)
+{
+	pthread_mutex_lock(&registry_error_lock);
+	inst->last_error[0] = '\0';
+	pthread_mutex_unlock(&registry_error_lock);
 }
 
 static void

@@ -96,8 +96,12 @@ int registry_probe(struct entropyd_module *);
 void registry_print_list(FILE *);
 /* The option value (as given, or default), or NULL. */
 const char *registry_option(struct entropyd_module *, const char *key);
+/* An instance's last error: set from any thread (modules log from reader threads). */
 void registry_set_error(struct entropyd_instance *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+void registry_copy_error(struct entropyd_instance *, char *buf, size_t len);
+bool registry_has_error(struct entropyd_instance *);
+void registry_clear_error(struct entropyd_instance *);
 const char *registry_state_name(enum instance_state);
 void registry_set_state(struct entropyd_instance *, enum instance_state);
 uint64_t registry_now_ns(void);
