@@ -221,8 +221,12 @@ hwrng_open(struct entropyd_instance *inst, void **state)
 		return -1;
 	}
 	hs->instance = inst;
-	if ((hs->fd = open(device, O_RDONLY | O_CLOEXEC)) == -1) {
+	/* Never block the daemon's loop in open() (a FIFO given with -r would). */
+	if ((hs->fd = open(device, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fcntl(hs->fd, F_SETFL, fcntl(hs->fd, F_GETFL) & ~O_NONBLOCK) == -1) {
 		saved_errno = errno;
+		if (hs->fd != -1)
+			close(hs->fd);
 		hwrng_host->log(inst, ENTROPYD_LOG_ERR, "%s: open: %s", device,
 		    strerror(saved_errno));
 		free(hs->device);

@@ -105,7 +105,9 @@ struct entropyd_source {
 
 	/* Find devices and add an instance for each; return how many, or -1. */
 	int (*probe)(struct entropyd_module *, const struct entropyd_host *);
-	/* Open an instance; *state is handed to the calls below. 0 or -1. */
+	/* Open an instance; *state is handed to the calls below. 0 or -1.
+	 * Runs on the daemon's loop: it must not block (open FIFOs and
+	 * ttys with O_NONBLOCK). */
 	int (*open)(struct entropyd_instance *, void **state);
 	/* Read up to len bytes: a count, or an ENTROPYD_READ_* value. May
 	 * block when pollfd() is -1 (the daemon then reads from a thread). */

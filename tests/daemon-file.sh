@@ -99,6 +99,7 @@ head -c 50000 /dev/urandom >"$tmp/later"
 kill -HUP "$pid"
 wait_for 50 grep -q "file: reading" "$tmp/log"
 check "after SIGHUP the new source is read" grep -q "file: reading $tmp/later" "$tmp/log"
+kill "$pid"
 
 # 14: two sources into one file sink: both keep flowing, neither is starved.
 mkfifo "$tmp/a" "$tmp/b"
@@ -107,14 +108,15 @@ track $!
 head -c 2000000 /dev/urandom >"$tmp/b" &
 track $!
 rm -f "$tmp/out"
-"$entropyd" -f -x all -n file -n hwrng -O "file:path:$tmp/a" -r "$tmp/b" -o "$tmp/out" 2>"$tmp/log" &
+"$entropyd" -f -x all -n file -n hwrng -O "file:path:$tmp/a" -r "$tmp/b" -o "$tmp/out" 2>"$tmp/log14" &
 pid=$!
 track $pid
 wait_for 200 test "$(size "$tmp/out")" -ge 1500000
 kill -USR1 "$pid"
-wait_for 30 grep -q "^entropyd: hwrng: .*taken" "$tmp/log"
-taken_file=$(sed -n 's/^entropyd: file: .*taken \([0-9]*\).*/\1/p' "$tmp/log")
-taken_hwrng=$(sed -n 's/^entropyd: hwrng: .*taken \([0-9]*\).*/\1/p' "$tmp/log")
+wait_for 30 grep -q "^entropyd: hwrng: .*taken" "$tmp/log14"
+taken_file=$(sed -n 's/^entropyd: file: .*taken \([0-9]*\).*/\1/p' "$tmp/log14")
+taken_hwrng=$(sed -n 's/^entropyd: hwrng: .*taken \([0-9]*\).*/\1/p' "$tmp/log14")
+[ -n "$taken_hwrng" ] || sed "s/^/# /" "$tmp/log14"
 check "two sources share one stream sink (file $taken_file, hwrng $taken_hwrng bytes)" sh -c \
     "test '${taken_file:-0}' -ge 500000 && test '${taken_hwrng:-0}' -ge 500000"
 kill "$pid"
