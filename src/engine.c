@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "plugin.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -447,6 +448,7 @@ engine_signal(int sig, short what, void *arg)
 				inst->backoff_ms = 0;
 				engine_open(inst);
 			}
+		plugin_reload(engine.cfg);
 		engine_probe_all();
 		break;
 	case SIGUSR1:
