@@ -10,6 +10,7 @@
  *   BAD_CLASH     calls itself "file", a built-in's name
  *   BAD_INIT      configure() always fails
  *   BAD_DAEMONSYM calls a daemon function directly instead of the host table
+ * and, for a good one used unless excluded, DEFAULT_ON.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,7 +125,11 @@ static const struct entropyd_source bad_source = {
 	.name = NAME,
 #endif
 	.description = "a test plugin reading /dev/urandom",
+#ifdef DEFAULT_ON
+	.flags = ENTROPYD_SOURCE_CREDIT_ON_REQUEST | ENTROPYD_SOURCE_DEFAULT_ON,
+#else
 	.flags = ENTROPYD_SOURCE_CREDIT_ON_REQUEST,
+#endif
 	.entropy_bits = 8.0,
 	.options = bad_options,
 	.probe = bad_probe,
