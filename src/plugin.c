@@ -176,6 +176,7 @@ plugin_find(const char *path)
 	return NULL;
 }
 
+/* Load every *.so in dir not seen before (a changed refused one again). */
 int
 plugin_load_dir(const char *dir)
 {
@@ -232,6 +233,7 @@ plugin_load_dir(const char *dir)
 	return added;
 }
 
+/* SIGHUP: load new plugins, then select and configure their sources. */
 int
 plugin_reload(const struct config *cfg)
 {
@@ -252,6 +254,7 @@ plugin_reload(const struct config *cfg)
 	return added;
 }
 
+/* A plugin's configure() failed: unregister its source, then refuse it. */
 void
 plugin_init_failed(struct entropyd_module *m, const char *why)
 {
@@ -263,6 +266,7 @@ plugin_init_failed(struct entropyd_module *m, const char *why)
 	plugin_refuse(p, "init failed: %s", why);
 }
 
+/* -l: the directory, then each plugin: its source, or why it was refused. */
 void
 plugin_print_list(const char *dir, FILE *f)
 {
@@ -277,6 +281,7 @@ plugin_print_list(const char *dir, FILE *f)
 	}
 }
 
+/* Unload every plugin; the registry must hold none of their sources. */
 void
 plugin_free(void)
 {

@@ -69,6 +69,7 @@ bad_probe(struct entropyd_module *m, const struct entropyd_host *host)
 	return 1;
 }
 
+/* Open /dev/urandom for the instance. */
 static int
 bad_open(struct entropyd_instance *inst, void **state)
 {
@@ -82,6 +83,7 @@ bad_open(struct entropyd_instance *inst, void **state)
 	return 0;
 }
 
+/* Read it; an error or end makes the instance absent. */
 static ssize_t
 bad_read(void *state, void *buf, size_t len)
 {
@@ -90,12 +92,14 @@ bad_read(void *state, void *buf, size_t len)
 	return n > 0 ? n : ENTROPYD_READ_ERROR;
 }
 
+/* The daemon polls the descriptor. */
 static int
 bad_pollfd(void *state)
 {
 	return *(int *)state;
 }
 
+/* Close it and free the state. */
 static void
 bad_close(void *state)
 {
