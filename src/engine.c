@@ -14,6 +14,7 @@
 #include "hostmix.h"
 #include "log.h"
 #include "notify.h"
+#include "plugin.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -522,6 +523,7 @@ engine_signal(int sig, short what, void *arg)
 				inst->backoff_ms = 0;
 				engine_open(inst);
 			}
+		plugin_reload(engine.cfg);
 		engine_probe_all();
 		break;
 	case SIGUSR1:

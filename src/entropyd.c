@@ -11,6 +11,7 @@
 #include "notify.h"
 #include "options.h"
 #include "pidfile.h"
+#include "plugin.h"
 #include "registry.h"
 #include "sink.h"
 
@@ -45,6 +46,7 @@ main(int argc, char **argv)
 	}
 	log_init("entropyd", LOG_TO_STDERR, cfg.verbose);
 	registry_add_builtins();
+	plugin_load_dir(cfg.plugin_dir);
 	if (registry_configure(&cfg, err, sizeof err) != 0)
 		usage_error(err);
 	if (cfg.show_options != NULL) {
@@ -53,6 +55,7 @@ main(int argc, char **argv)
 	}
 	if (cfg.list) {
 		registry_print_list(stdout);
+		plugin_print_list(cfg.plugin_dir, stdout);
 		return EX_OK;
 	}
 	if (cfg.drop_privileges != NULL) {
@@ -86,6 +89,7 @@ main(int argc, char **argv)
 	sink_close(&sink);
 	pidfile_close(&pidfile);
 	registry_free();
+	plugin_free();
 	options_free(&cfg);
 	return rc;
 }

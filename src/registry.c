@@ -12,6 +12,7 @@
 
 #include "builtin.h"
 #include "log.h"
+#include "plugin.h"
 #include "registry.h"
 #include "xmalloc.h"
 
@@ -31,6 +32,8 @@ static struct entropyd_instance *host_add_instance(struct entropyd_module *, con
 static void host_remove_instance(struct entropyd_instance *);
 static void *host_instance_cookie(struct entropyd_instance *);
 static struct entropyd_module *host_instance_module(struct entropyd_instance *);
+static void host_set_cookie_release(struct entropyd_module *, void (*)(void *));
+static double host_limit_entropy(struct entropyd_instance *, double);
 
 const struct entropyd_host registry_host = {
 	.size = sizeof(struct entropyd_host),
@@ -45,6 +48,8 @@ const struct entropyd_host registry_host = {
 	.instance_cookie = host_instance_cookie,
 	.instance_module = host_instance_module,
 	.now_ns = registry_now_ns,
+	.set_cookie_release = host_set_cookie_release,
+	.limit_entropy = host_limit_entropy,
 };
 
 static const char *const registry_state_names[] = {
@@ -178,6 +183,8 @@ host_add_instance(struct entropyd_module *m, const char *id, const char *device,
 	TAILQ_FOREACH(inst, &m->instances, entry) {
 		if (strcmp(inst->name, name) == 0 && !inst->removed) {
 			free(name);
+			if (inst->cookie != cookie && inst->cookie != NULL && m->cookie_release != NULL)
+				m->cookie_release(inst->cookie);
 			inst->cookie = cookie;
 			if (registry_hooks.added != NULL)
 				registry_hooks.added(inst);
@@ -222,6 +229,31 @@ host_instance_module(struct entropyd_instance *inst)
 	return inst->module;
 }
 
+static void
+host_set_cookie_release(struct entropyd_module *m, void (*release)(void *))
+{
+	m->cookie_release = release;
+}
+
+/* Lower one instance's estimate: a fresh pipeline, the counters kept. */
+static double
+host_limit_entropy(struct entropyd_instance *inst, double bits)
+{
+	struct entropyd_module *m = inst->module;
+	struct pipeline_counters count;
+
+	if (!(bits >= 0) || bits >= inst->pipe.unit_bits)
+		return inst->pipe.unit_bits;
+	count = inst->pipe.count;
+	pipeline_free(&inst->pipe);
+	pipeline_init(&inst->pipe, m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES,
+	    m->src->sample_bits, bits);
+	inst->pipe.count = count;
+	log_info("%s: estimate lowered to %g bits per %s by its module", inst->name, bits,
+	    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
+	return bits;
+}
+
 void
 registry_set_state(struct entropyd_instance *inst, enum instance_state state)
 {
@@ -239,6 +271,8 @@ registry_free_instance(struct entropyd_instance *inst)
 {
 	TAILQ_REMOVE(&inst->module->instances, inst, entry);
 	TAILQ_REMOVE(&registry_instances, inst, all);
+	if (inst->cookie != NULL && inst->module->cookie_release != NULL)
+		inst->module->cookie_release(inst->cookie);
 	pipeline_free(&inst->pipe);
 	free(inst->name);
 	free(inst->device);
@@ -387,9 +421,8 @@ registry_apply_option(const struct config_option *o, char *err, size_t errlen)
 int
 registry_configure(const struct config *cfg, char *err, size_t errlen)
 {
-	struct entropyd_module *m;
+	struct entropyd_module *m, *next;
 	size_t i;
-	bool all;
 
 	for (i = 0; i < cfg->n_exclude; i++)
 		if (strcmp(cfg->exclude[i], "all") != 0 &&
@@ -404,15 +437,29 @@ registry_configure(const struct config *cfg, char *err, size_t errlen)
 	for (i = 0; i < cfg->n_options; i++)
 		if (registry_apply_option(&cfg->options[i], err, errlen) == -1)
 			return EX_USAGE;
-	all = registry_named(cfg->exclude, cfg->n_exclude, "all");
-	TAILQ_FOREACH(m, &registry_modules, entry) {
-		m->enabled = registry_named(cfg->include, cfg->n_include, m->src->name) ||
-		    ((m->src->flags & ENTROPYD_SOURCE_DEFAULT_ON) && !all &&
-		    !registry_named(cfg->exclude, cfg->n_exclude, m->src->name));
-		if (m->enabled && m->src->configure != NULL &&
-		    m->src->configure(m, &registry_host, err, errlen) == -1)
-			return EX_USAGE;
+	for (m = TAILQ_FIRST(&registry_modules); m != NULL; m = next) {
+		next = TAILQ_NEXT(m, entry);
+		if (registry_enable(m, cfg, err, errlen) == -1) {
+			/* A built-in's bad option is a usage error; a plugin is refused. */
+			if (m->path == NULL)
+				return EX_USAGE;
+			plugin_init_failed(m, err);
+		}
 	}
+	return 0;
+}
+
+int
+registry_enable(struct entropyd_module *m, const struct config *cfg, char *err, size_t errlen)
+{
+	bool all = registry_named(cfg->exclude, cfg->n_exclude, "all");
+
+	m->enabled = registry_named(cfg->include, cfg->n_include, m->src->name) ||
+	    ((m->src->flags & ENTROPYD_SOURCE_DEFAULT_ON) && !all &&
+	    !registry_named(cfg->exclude, cfg->n_exclude, m->src->name));
+	if (m->enabled && m->src->configure != NULL &&
+	    m->src->configure(m, &registry_host, err, errlen) == -1)
+		return -1;
 	return 0;
 }
 
@@ -468,20 +515,26 @@ registry_print_list(FILE *f)
 }
 
 void
+registry_remove_module(struct entropyd_module *m)
+{
+	size_t i;
+
+	while (!TAILQ_EMPTY(&m->instances))
+		registry_free_instance(TAILQ_FIRST(&m->instances));
+	TAILQ_REMOVE(&registry_modules, m, entry);
+	for (i = 0; i < m->n_options; i++)
+		free(m->options[i].value);
+	free(m->options);
+	free(m->unusable);
+	free(m->path);
+	free(m);
+}
+
+void
 registry_free(void)
 {
 	struct entropyd_module *m;
-	size_t i;
 
-	while ((m = TAILQ_FIRST(&registry_modules)) != NULL) {
-		while (!TAILQ_EMPTY(&m->instances))
-			registry_free_instance(TAILQ_FIRST(&m->instances));
-		TAILQ_REMOVE(&registry_modules, m, entry);
-		for (i = 0; i < m->n_options; i++)
-			free(m->options[i].value);
-		free(m->options);
-		free(m->unusable);
-		free(m->path);
-		free(m);
-	}
+	while ((m = TAILQ_FIRST(&registry_modules)) != NULL)
+		registry_remove_module(m);
 }

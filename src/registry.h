@@ -61,6 +61,7 @@ struct entropyd_module {
 	bool enabled;
 	double entropy_bits; /* effective estimate after -O NAME:entropy */
 	char *unusable;      /* why probe found nothing */
+	void (*cookie_release)(void *); /* host->set_cookie_release */
 	struct module_option *options; /* one per declared key, in order */
 	size_t n_options;
 	TAILQ_HEAD(, entropyd_instance) instances;
@@ -85,9 +86,17 @@ void registry_add_builtins(void);
 struct entropyd_module *registry_find(const char *name);
 /*
  * Apply the command line: unknown names, keys and values are usage errors
- * (EX_USAGE with one line in err); then each enabled module's configure().
+ * (EX_USAGE with one line in err); then each enabled module's configure():
+ * a built-in failing is EX_USAGE, a plugin failing is refused (plugin.h).
  */
 int registry_configure(const struct config *, char *err, size_t errlen);
+/*
+ * Select one module by -x/-n and run its configure() when enabled (also for
+ * plugins loaded on SIGHUP). 0, or -1 with err set.
+ */
+int registry_enable(struct entropyd_module *, const struct config *, char *err, size_t errlen);
+/* Unregister a module and free it with its instances. */
+void registry_remove_module(struct entropyd_module *);
 /* Print a module's options with their help (-O NAME). */
 void registry_print_options(const struct entropyd_module *, FILE *);
 /* Probe one module: clears its old reason; returns instances added, or -1. */

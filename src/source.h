@@ -82,7 +82,30 @@ struct entropyd_host {
 	struct entropyd_module *(*instance_module)(struct entropyd_instance *);
 	/* CLOCK_MONOTONIC in nanoseconds. */
 	uint64_t (*now_ns)(void);
+	/*
+	 * Cookies stay the module's: the daemon never looks inside one. With
+	 * a release function set here (from configure() or probe()), the
+	 * daemon calls it for a cookie it no longer holds: when its instance
+	 * is freed (after remove_instance, or at exit), or when add_instance
+	 * for the same name hands a different cookie. Without one, a module
+	 * frees its cookies itself, after remove_instance at the earliest.
+	 */
+	void (*set_cookie_release)(struct entropyd_module *, void (*release)(void *cookie));
+	/*
+	 * Lower one instance's assessed entropy (bits per byte, or per sample
+	 * with RAW_SAMPLES), e.g. when the device reports itself degraded;
+	 * it never raises it. Returns the estimate in force. Call it from
+	 * probe(), open() or another callback of the daemon's loop, never from
+	 * read(): output conditioned at the old estimate and not yet taken is
+	 * discarded, and the health tests start afresh.
+	 */
+	double (*limit_entropy)(struct entropyd_instance *, double bits);
+	/* New members go here; test them with ENTROPYD_HOST_HAS() first. */
 };
+
+/* Whether a host table is recent enough to have a member. */
+#define ENTROPYD_HOST_HAS(host, member) \
+	((host)->size >= offsetof(struct entropyd_host, member) + sizeof((host)->member))
 
 /* A source module. */
 struct entropyd_source {
@@ -121,8 +144,11 @@ struct entropyd_source {
 	    size_t errlen);
 };
 
-/* The one symbol a drop-in exports. */
-const struct entropyd_source *entropyd_source_entry(void);
+/*
+ * The one symbol a drop-in exports. Declared with default visibility, so a
+ * plugin built with -fvisibility=hidden still exports it (and nothing else).
+ */
+__attribute__((visibility("default"))) const struct entropyd_source *entropyd_source_entry(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+#include <sys/queue.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "plugin.h"
+#include "registry.h"
+#include "xmalloc.h"
+
+/* One .so seen in the plugin directory: loaded, or refused with a reason. */
+struct plugin {
+	TAILQ_ENTRY(plugin) entry;
+	char *path;
+	void *handle;        /* NULL once refused */
+	const struct entropyd_source *src;
+	char *reason;        /* why it was refused, NULL when loaded */
+	struct stat st;      /* a refused file is tried again once it changes */
+	bool fresh;          /* loaded by the latest plugin_load_dir() */
+};
+
+static TAILQ_HEAD(, plugin) plugins = TAILQ_HEAD_INITIALIZER(plugins);
+
+static void plugin_refuse(struct plugin *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Record and log, in one line, why a plugin is refused; unload it. */
+static void
+plugin_refuse(struct plugin *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(p->reason);
+	va_start(ap, fmt);
+	if (vasprintf(&p->reason, fmt, ap) < 0)
+		fatal("vasprintf");
+	va_end(ap);
+	log_warnx("plugin %s: refused: %s", p->path, p->reason);
+	if (p->handle != NULL)
+		dlclose(p->handle);
+	p->handle = NULL;
+	p->src = NULL;
+	p->fresh = false;
+}
+
+/* dlerror() without the file name it usually starts with. */
+static const char *
+plugin_dlerror(const char *path)
+{
+	const char *e = dlerror();
+	size_t len = strlen(path);
+
+	if (e == NULL)
+		return "unknown error";
+	if (strncmp(e, path, len) == 0 && strncmp(e + len, ": ", 2) == 0)
+		return e + len + 2;
+	return e;
+}
+
+/* Whether the file starts like a shared object of this machine's kind. */
+static bool
+plugin_is_shared_object(const char *path, const char **why)
+{
+	ElfW(Ehdr) eh;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		*why = strerror(errno);
+		return false;
+	}
+	n = read(fd, &eh, sizeof eh);
+	close(fd);
+	if (n != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+		*why = "not a shared object (no ELF header)";
+		return false;
+	}
+	if (eh.e_type != ET_DYN) {
+		*why = "not a shared object (an ELF file of another type)";
+		return false;
+	}
+	return true;
+}
+
+/* Load one plugin and register its source, or refuse it. */
+static void
+plugin_load(struct plugin *p)
+{
+	const struct entropyd_source *(*entry)(void);
+	const struct entropyd_source *src;
+	const char *why;
+	char err[256];
+
+	if (!plugin_is_shared_object(p->path, &why)) {
+		plugin_refuse(p, "%s", why);
+		return;
+	}
+	if ((p->handle = dlopen(p->path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		plugin_refuse(p, "cannot load: %s (a plugin must use only the host table, "
+		    "not the daemon's own symbols, and its libraries must be installed)",
+		    plugin_dlerror(p->path));
+		return;
+	}
+	dlerror();
+	*(void **)&entry = dlsym(p->handle, ENTROPYD_SOURCE_ENTRY);
+	if (entry == NULL) {
+		plugin_refuse(p, "no %s symbol (is it exported?)", ENTROPYD_SOURCE_ENTRY);
+		return;
+	}
+	if ((src = entry()) == NULL) {
+		plugin_refuse(p, "%s() returned no descriptor", ENTROPYD_SOURCE_ENTRY);
+		return;
+	}
+	if (src->abi_major != ENTROPYD_SOURCE_ABI_MAJOR) {
+		plugin_refuse(p, "wrong ABI major: built for %u.%u, this daemon speaks %d.%d",
+		    src->abi_major, src->abi_minor, ENTROPYD_SOURCE_ABI_MAJOR,
+		    ENTROPYD_SOURCE_ABI_MINOR);
+		return;
+	}
+	if (src->abi_minor > ENTROPYD_SOURCE_ABI_MINOR) {
+		plugin_refuse(p, "newer ABI minor: built for %u.%u, this daemon speaks %d.%d",
+		    src->abi_major, src->abi_minor, ENTROPYD_SOURCE_ABI_MAJOR,
+		    ENTROPYD_SOURCE_ABI_MINOR);
+		return;
+	}
+	if (src->size < PLUGIN_MIN_SOURCE_SIZE) {
+		plugin_refuse(p, "descriptor too small: size %u, ABI %d.0 needs at least %zu",
+		    src->size, ENTROPYD_SOURCE_ABI_MAJOR, PLUGIN_MIN_SOURCE_SIZE);
+		return;
+	}
+	if (src->probe == NULL || src->open == NULL || src->read == NULL ||
+	    src->pollfd == NULL || src->close == NULL) {
+		plugin_refuse(p, "descriptor lacks one of probe, open, read, pollfd, close");
+		return;
+	}
+	if (registry_add(src, p->path, err, sizeof err) == -1) {
+		plugin_refuse(p, "%s", err);
+		return;
+	}
+	p->src = src;
+	p->fresh = true;
+	log_info("plugin %s: source %s (ABI %u.%u) loaded", p->path, src->name,
+	    src->abi_major, src->abi_minor);
+}
+
+/* Plugins are files named *.so, hidden ones aside. */
+static int
+plugin_filter(const struct dirent *d)
+{
+	size_t len = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && len > 3 && strcmp(d->d_name + len - 3, ".so") == 0;
+}
+
+/* The record of a path, or NULL. */
+static struct plugin *
+plugin_find(const char *path)
+{
+	struct plugin *p;
+
+	TAILQ_FOREACH(p, &plugins, entry)
+		if (strcmp(p->path, path) == 0)
+			return p;
+	return NULL;
+}
+
+/* Load every *.so in dir not seen before (a changed refused one again). */
+int
+plugin_load_dir(const char *dir)
+{
+	struct dirent **names;
+	struct plugin *p;
+	struct stat st;
+	char *path;
+	int i, n, added = 0;
+
+	TAILQ_FOREACH(p, &plugins, entry)
+		p->fresh = false;
+	if ((n = scandir(dir, &names, plugin_filter, alphasort)) == -1) {
+		if (errno == ENOENT)
+			log_debug("plugin directory %s: none", dir);
+		else
+			log_warn("plugin directory %s", dir);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		xasprintf(&path, "%s/%s", dir, names[i]->d_name);
+		free(names[i]);
+		if (stat(path, &st) == -1) {
+			log_debug("plugin %s: %s", path, strerror(errno));
+			free(path);
+			continue;
+		}
+		if ((p = plugin_find(path)) != NULL) {
+			/* Loaded ones stay; a refused one is tried again once replaced. */
+			if (p->reason == NULL || (p->st.st_dev == st.st_dev &&
+			    p->st.st_ino == st.st_ino && p->st.st_size == st.st_size &&
+			    p->st.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+			    p->st.st_mtim.tv_nsec == st.st_mtim.tv_nsec)) {
+				free(path);
+				continue;
+			}
+			free(path);
+			free(p->reason);
+			p->reason = NULL;
+		} else {
+			p = xcalloc(1, sizeof *p);
+			p->path = path;
+			TAILQ_INSERT_TAIL(&plugins, p, entry);
+		}
+		p->st = st;
+		if (!S_ISREG(st.st_mode)) {
+			plugin_refuse(p, "not a shared object (not a regular file)");
+			continue;
+		}
+		plugin_load(p);
+		if (p->reason == NULL)
+			added++;
+	}
+	free(names);
+	return added;
+}
+
+/* SIGHUP: load new plugins, then select and configure their sources. */
+int
+plugin_reload(const struct config *cfg)
+{
+	struct entropyd_module *m;
+	struct plugin *p;
+	char err[512];
+	int added;
+
+	added = plugin_load_dir(cfg->plugin_dir);
+	TAILQ_FOREACH(p, &plugins, entry) {
+		if (!p->fresh || (m = registry_find(p->src->name)) == NULL)
+			continue;
+		if (registry_enable(m, cfg, err, sizeof err) == -1) {
+			plugin_init_failed(m, err);
+			added--;
+		}
+	}
+	return added;
+}
+
+/* A plugin's configure() failed: unregister its source, then refuse it. */
+void
+plugin_init_failed(struct entropyd_module *m, const char *why)
+{
+	struct plugin *p = m->path != NULL ? plugin_find(m->path) : NULL;
+
+	if (p == NULL)
+		fatalx("%s: not a plugin", m->src->name);
+	registry_remove_module(m);
+	plugin_refuse(p, "init failed: %s", why);
+}
+
+/* -l: the directory, then each plugin: its source, or why it was refused. */
+void
+plugin_print_list(const char *dir, FILE *f)
+{
+	struct plugin *p;
+
+	fprintf(f, "plugin directory: %s\n", dir);
+	TAILQ_FOREACH(p, &plugins, entry) {
+		if (p->reason != NULL)
+			fprintf(f, "refused plugin %s: %s\n", p->path, p->reason);
+		else
+			fprintf(f, "plugin %s: source %s\n", p->path, p->src->name);
+	}
+}
+
+/* Unload every plugin; the registry must hold none of their sources. */
+void
+plugin_free(void)
+{
+	struct plugin *p;
+
+	while ((p = TAILQ_FIRST(&plugins)) != NULL) {
+		TAILQ_REMOVE(&plugins, p, entry);
+		if (p->handle != NULL)
+			dlclose(p->handle);
+		free(p->path);
+		free(p->reason);
+		free(p);
+	}
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host table members added for plugins (cookie release, per-instance
+ * entropy limit), the descriptor size floor, and the loader's refusals
+ * that need no built plugin.
+ */
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "log.h"
+#include "plugin.h"
+#include "registry.h"
+
+static void *released[8];
+static int n_released;
+
+/* A cookie-release function that records what it was handed. */
+static void
+test_release(void *cookie)
+{
+	cr_assert_lt(n_released, 8);
+	released[n_released++] = cookie;
+}
+
+static int
+test_probe(struct entropyd_module *m, const struct entropyd_host *host)
+{
+	return 0;
+}
+
+static const struct entropyd_source test_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "hosttest",
+	.description = "host table test",
+	.entropy_bits = 6.0,
+	.probe = test_probe,
+};
+
+/* Register the test module and return it. */
+static struct entropyd_module *
+test_module(void)
+{
+	char err[256];
+
+	n_released = 0;
+	cr_assert_eq(registry_add(&test_source, NULL, err, sizeof err), 0, "%s", err);
+	return registry_find("hosttest");
+}
+
+Test(host, cookie_release_on_replace_and_free)
+{
+	struct entropyd_module *m = test_module();
+	int a, b, c;
+
+	cr_assert(ENTROPYD_HOST_HAS(&registry_host, set_cookie_release));
+	registry_host.set_cookie_release(m, test_release);
+	registry_host.add_instance(m, "x", "dev", &a);
+	registry_host.add_instance(m, "x", "dev", &a);
+	cr_assert_eq(n_released, 0, "the same cookie again is not released");
+	registry_host.add_instance(m, "x", "dev", &b);
+	cr_assert_eq(n_released, 1);
+	cr_assert_eq(released[0], &a, "a replaced cookie is released");
+	registry_host.remove_instance(registry_host.add_instance(m, "y", "dev", &c));
+	cr_assert_eq(n_released, 2);
+	cr_assert_eq(released[1], &c, "a removed instance's cookie is released");
+	registry_free();
+	cr_assert_eq(n_released, 3);
+	cr_assert_eq(released[2], &b, "cookies still held are released at exit");
+}
+
+Test(host, limit_entropy_only_lowers)
+{
+	struct entropyd_module *m = test_module();
+	struct entropyd_instance *inst, *other;
+
+	cr_assert(ENTROPYD_HOST_HAS(&registry_host, limit_entropy));
+	inst = registry_host.add_instance(m, "a", "dev", NULL);
+	other = registry_host.add_instance(m, "b", "dev", NULL);
+	inst->pipe.count.bytes_read = 1234;
+	cr_assert_float_eq(registry_host.limit_entropy(inst, 7.0), 6.0, 1e-9, "never raised");
+	cr_assert_float_eq(registry_host.limit_entropy(inst, -1.0), 6.0, 1e-9, "bad value ignored");
+	cr_assert_float_eq(registry_host.limit_entropy(inst, 2.0), 2.0, 1e-9);
+	cr_assert_float_eq(inst->pipe.unit_bits, 2.0, 1e-9);
+	cr_assert_eq(inst->pipe.count.bytes_read, 1234, "counters survive");
+	cr_assert_float_eq(other->pipe.unit_bits, 6.0, 1e-9, "other instances keep theirs");
+	cr_assert_float_eq(m->entropy_bits, 6.0, 1e-9, "the module's estimate is kept");
+	cr_assert_float_eq(registry_host.limit_entropy(inst, 3.0), 2.0, 1e-9);
+	registry_free();
+}
+
+Test(host, member_check)
+{
+	struct entropyd_host old = registry_host;
+
+	old.size = (uint32_t)offsetof(struct entropyd_host, set_cookie_release);
+	cr_assert_not(ENTROPYD_HOST_HAS(&old, set_cookie_release), "a 1.0-sized table lacks it");
+	cr_assert(ENTROPYD_HOST_HAS(&old, now_ns));
+}
+
+Test(plugin, minimum_size_is_the_whole_1_0_descriptor)
+{
+	cr_assert_eq(PLUGIN_MIN_SOURCE_SIZE, sizeof(struct entropyd_source));
+}
+
+Test(plugin, refusals_without_a_built_plugin)
+{
+	char dir[] = "/tmp/entropyd-plugin.XXXXXX", path[64], cmd[128];
+	FILE *f;
+	char *list = NULL;
+	size_t len = 0;
+
+	log_init("test", LOG_TO_STDERR, -1);
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/text.so", dir);
+	f = fopen(path, "w");
+	fputs("not ELF\n", f);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/dir.so", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/ignored.txt", dir);
+	fclose(fopen(path, "w"));
+	cr_assert_eq(plugin_load_dir(dir), 0);
+	cr_assert_eq(plugin_load_dir(dir), 0, "seen files are not tried again");
+	f = open_memstream(&list, &len);
+	plugin_print_list(dir, f);
+	fclose(f);
+	cr_assert(strstr(list, "text.so: not a shared object (no ELF header)") != NULL, "%s", list);
+	cr_assert(strstr(list, "dir.so: not a shared object (not a regular file)") != NULL, "%s",
+	    list);
+	cr_assert(strstr(list, "ignored.txt") == NULL, "%s", list);
+	free(list);
+	plugin_free();
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
