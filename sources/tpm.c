@@ -415,7 +415,8 @@ tpm_get_random(struct tpm_state *ts, uint8_t *dst, size_t want)
 {
 	struct tpm_proto_response r;
 	uint8_t cmd[TPM_PROTO_COMMAND_MAX];
-	char err[256], name[32];
+	char err[256], namebuf[32];
+	const char *name;
 	unsigned tries = 0, pause_ms = TPM_RETRY_FIRST_MS;
 	size_t cmdlen;
 	ssize_t n;
@@ -450,7 +451,7 @@ tpm_get_random(struct tpm_state *ts, uint8_t *dst, size_t want)
 		case TPM_PROTO_RC:
 			break;
 		}
-		tpm_proto_rc_name(ts->version, r.rc, name, sizeof name);
+		name = tpm_proto_rc_name(ts->version, r.rc, namebuf, sizeof namebuf);
 		switch (tpm_proto_rc_kind(ts->version, r.rc)) {
 		case TPM_PROTO_RC_STARTUP:
 			if (ts->startup_sent) {
