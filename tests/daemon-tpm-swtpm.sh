@@ -6,7 +6,7 @@
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 command -v swtpm >/dev/null 2>&1 || skip_all "swtpm not installed (Debian packages swtpm, swtpm-tools)"
-plan 15
+plan 17
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
@@ -126,4 +126,14 @@ stop $pid
 rc=$?
 check "max_rate 0: exit 64 with one line" sh -c \
     "test $rc = 64 && grep -q 'tpm: max_rate 0: not a byte rate' '$tmp/log15'"
+
+# 16-17: what probing says, shown by -l.
+: >"$tmp/regular"
+"$entropyd" -l -O "tpm:device:$tmp/regular" >"$tmp/list16" 2>&1
+check "-l: a regular file is no TPM" \
+    grep -q "^tpm .*unusable: $tmp/regular: not a character device or a socket" "$tmp/list16"
+start_swtpm "$tmp/f" --tpm2 --flags not-need-init,startup-clear
+"$entropyd" -l -O "tpm:device:$tmp/f/S" >"$tmp/list17" 2>&1
+check "-l: a swtpm socket is usable" grep -q "^tpm .*usable: tpm ($tmp/f/S)" "$tmp/list17"
+stop $swtpm_pid
 finish
