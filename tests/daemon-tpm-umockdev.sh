@@ -8,7 +8,7 @@
 entropyd=$top_builddir/entropyd
 command -v umockdev-run >/dev/null 2>&1 ||
     skip_all "umockdev-run not installed (Debian packages umockdev, libumockdev-dev)"
-plan 34
+plan 36
 
 # The device as udev would describe it.
 cat >"$tmp/tpm.umockdev" <<'DEV'
@@ -163,4 +163,24 @@ read_bytes=$(sed -n 's/.*tpm: [a-z]* for [0-9]* s; read \([0-9]*\) bytes.*/\1/p'
 check "tpm12: the 64 bytes of each round were read (${read_bytes:-?})" \
     test "${read_bytes:-0}" -gt 0 -a "$((${read_bytes:-1} % 64))" -eq 0
 end_run tpm12
+
+# 35-36: SIGTERM while the reader waits for an answer (60 s time-out): the
+# wait is interrupted at once, not abandoned.
+w $get64 >"$tmp/silent.script"
+rm -f "$tmp/pid"
+umockdev-run -d "$tmp/tpm.umockdev" -s "/dev/tpmrm0=$tmp/silent.script" -- \
+    "$entropyd" -f -t -x all -n tpm -O tpm:timeout_ms:60000 -p "$tmp/pid" \
+    >"$tmp/silent.log" 2>&1 &
+runner=$!
+track $runner
+wait_for 100 test -s "$tmp/pid"
+pid=$(cat "$tmp/pid" 2>/dev/null)
+wait_for 100 grep -q "tpm: reading" "$tmp/silent.log"
+sleep 1
+kill -TERM "$pid"
+check "silent TPM: SIGTERM ends the daemon while it waits for an answer" \
+    wait_for 50 sh -c "! kill -0 $pid 2>/dev/null"
+check "silent TPM: the waiting reader was interrupted, not left stuck" sh -c \
+    "grep -q 'SIGTERM\\|Terminated' '$tmp/silent.log' && ! grep -q stuck '$tmp/silent.log'"
+wait "$runner" 2>/dev/null
 finish
