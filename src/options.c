@@ -15,6 +15,7 @@
 enum {
 	OPT_PLUGIN_DIR = 256,
 	OPT_CONTROL_SOCKET,
+	OPT_CAPTURE,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -44,6 +45,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -278,6 +280,38 @@ unknown_option(const char *arg, int optopt_val, char *err, size_t errlen)
 	return usage_error(err, errlen, "unrecognized option '--%.*s'", (int)len, arg + 2);
 }
 
+/* Parse --capture SOURCE:COUNT:PATH (PATH may hold ':'). */
+static int
+parse_capture(struct config *cfg, const char *flag, const char *arg, char *err, size_t errlen)
+{
+	const char *colon1 = strchr(arg, ':'), *colon2;
+	unsigned long count;
+	char *end;
+
+	if (colon1 == NULL || (colon2 = strchr(colon1 + 1, ':')) == NULL)
+		return usage_error(err, errlen, "%s: '%s' is not valid, expected SOURCE:COUNT:PATH",
+		    flag, arg);
+	if (!valid_name(arg, (size_t)(colon1 - arg)))
+		return usage_error(err, errlen,
+		    "%s: '%s': the source name may only hold lower-case letters, digits and '_'",
+		    flag, arg);
+	errno = 0;
+	count = strtoul(colon1 + 1, &end, 10);
+	if (colon1[1] < '0' || colon1[1] > '9' || end != colon2 || errno != 0 || count == 0 ||
+	    count > OPTIONS_MAX_CAPTURE)
+		return usage_error(err, errlen, "%s: '%.*s' is not a sample count from 1 to %lu",
+		    flag, (int)(colon2 - colon1 - 1), colon1 + 1, OPTIONS_MAX_CAPTURE);
+	if (colon2[1] == '\0')
+		return usage_error(err, errlen, "%s: the path is empty", flag);
+	free(cfg->capture_source);
+	cfg->capture_source = xmalloc((size_t)(colon1 - arg) + 1);
+	memcpy(cfg->capture_source, arg, (size_t)(colon1 - arg));
+	cfg->capture_source[colon1 - arg] = '\0';
+	cfg->capture_count = count;
+	set_string(&cfg->capture_path, colon2 + 1);
+	return 0;
+}
+
 /* Handle one option that getopt recognised; 0 or EX_USAGE. */
 static int
 apply_option(struct config *cfg, int c, const char *flag, const char *arg, char *err,
@@ -368,6 +402,8 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'h':
 		cfg->help = true;
 		break;
+	case OPT_CAPTURE:
+		return parse_capture(cfg, flag, arg, err, errlen);
 	default:
 		return usage_error(err, errlen, "%s: not handled", flag);
 	}
@@ -446,6 +482,7 @@ options_usage(FILE *f)
 	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
+	    "                [--capture source:count:path]\n"
 	    "\n"
 	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
@@ -483,6 +520,8 @@ options_usage(FILE *f)
 	    "  -h, --help                   print this help and exit\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
 	    "      --control-socket PATH    status socket (default: %s)\n"
+	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
+	    "                               byte, to PATH for SP 800-90B assessment\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
 	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
@@ -516,5 +555,7 @@ options_free(struct config *cfg)
 	free(cfg->drop_privileges);
 	free(cfg->plugin_dir);
 	free(cfg->control_socket);
+	free(cfg->capture_source);
+	free(cfg->capture_path);
 	memset(cfg, 0, sizeof *cfg);
 }
