@@ -28,8 +28,8 @@
 #include "builtin.h"
 #include "jitter.h"
 
-#define JITTER_ACCESSES 64          /* memory accesses per sample, at least */
-#define JITTER_ACCESS_SHUFFLE 63    /* plus up to this many, from the clock */
+#define JITTER_ACCESSES 512          /* memory accesses per sample, at least */
+#define JITTER_ACCESS_SHUFFLE 511    /* plus up to this many, from the clock */
 #define JITTER_READ_SAMPLES 1024    /* at most per read(), so a stop is prompt */
 #define JITTER_DEFAULT_L1 32768u
 
