@@ -28,8 +28,8 @@
 #include "builtin.h"
 #include "jitter.h"
 
-#define JITTER_ACCESSES 512          /* memory accesses per sample, at least */
-#define JITTER_ACCESS_SHUFFLE 511    /* plus up to this many, from the clock */
+#define JITTER_ACCESSES 512         /* memory accesses per sample, at least */
+#define JITTER_ACCESS_SHUFFLE 511   /* plus up to this many, from the clock */
 #define JITTER_READ_SAMPLES 1024    /* at most per read(), so a stop is prompt */
 #define JITTER_DEFAULT_L1 32768u
 
@@ -463,6 +463,7 @@ jitter_probe(struct entropyd_module *module, const struct entropyd_host *host)
 	jitter_host = host;
 	if ((js = jitter_state_new(module, why, sizeof why)) == NULL) {
 		host->unusable(module, "%s", why);
+		host->module_log(module, ENTROPYD_LOG_WARNING, "%s; not used", why);
 		return 0;
 	}
 	jitter_state_free(js);
