@@ -8,5 +8,8 @@ const struct entropyd_source *const builtin_sources[] = {
 	&hwrng_source,
 	&file_source,
 	&tpm_source,
+	&rdseed_source,
+	&rdrand_source,
+	&jitter_source,
 	NULL,
 };

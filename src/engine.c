@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "capture.h"
 #include "engine.h"
 #include "hostmix.h"
 #include "log.h"
@@ -151,6 +152,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		engine_take_down(inst, INSTANCE_ABSENT);
 		return;
 	}
+	capture_input(inst, buf, (size_t)n);
 	pipeline_input(p, buf, (size_t)n);
 	if (p->count.blocks_passed > passed)
 		inst->backoff_ms = 0;

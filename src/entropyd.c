@@ -6,6 +6,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "engine.h"
 #include "log.h"
 #include "notify.h"
@@ -61,6 +62,10 @@ main(int argc, char **argv)
 	if (cfg.drop_privileges != NULL) {
 		fprintf(stderr, "entropyd: -D: dropping privileges is not supported yet\n");
 		return EX_UNAVAILABLE;
+	}
+	if ((rc = capture_start(&cfg, err, sizeof err)) != 0) {
+		fprintf(stderr, "entropyd: %s\n", err);
+		return rc;
 	}
 	if ((rc = sink_open(&sink, &cfg, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);

@@ -17,6 +17,7 @@ enum {
 	OPT_CONTROL_SOCKET,
 	OPT_NO_HOST_MIX,
 	OPT_NO_RESEED,
+	OPT_CAPTURE,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -48,6 +49,7 @@ static const struct option long_options[] = {
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
 	{ "no-host-mix", no_argument, NULL, OPT_NO_HOST_MIX },
 	{ "no-reseed", no_argument, NULL, OPT_NO_RESEED },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -282,6 +284,38 @@ unknown_option(const char *arg, int optopt_val, char *err, size_t errlen)
 	return usage_error(err, errlen, "unrecognized option '--%.*s'", (int)len, arg + 2);
 }
 
+/* Parse --capture SOURCE:COUNT:PATH (PATH may hold ':'). */
+static int
+parse_capture(struct config *cfg, const char *flag, const char *arg, char *err, size_t errlen)
+{
+	const char *colon1 = strchr(arg, ':'), *colon2;
+	unsigned long count;
+	char *end;
+
+	if (colon1 == NULL || (colon2 = strchr(colon1 + 1, ':')) == NULL)
+		return usage_error(err, errlen, "%s: '%s' is not valid, expected SOURCE:COUNT:PATH",
+		    flag, arg);
+	if (!valid_name(arg, (size_t)(colon1 - arg)))
+		return usage_error(err, errlen,
+		    "%s: '%s': the source name may only hold lower-case letters, digits and '_'",
+		    flag, arg);
+	errno = 0;
+	count = strtoul(colon1 + 1, &end, 10);
+	if (colon1[1] < '0' || colon1[1] > '9' || end != colon2 || errno != 0 || count == 0 ||
+	    count > OPTIONS_MAX_CAPTURE)
+		return usage_error(err, errlen, "%s: '%.*s' is not a sample count from 1 to %lu",
+		    flag, (int)(colon2 - colon1 - 1), colon1 + 1, OPTIONS_MAX_CAPTURE);
+	if (colon2[1] == '\0')
+		return usage_error(err, errlen, "%s: the path is empty", flag);
+	free(cfg->capture_source);
+	cfg->capture_source = xmalloc((size_t)(colon1 - arg) + 1);
+	memcpy(cfg->capture_source, arg, (size_t)(colon1 - arg));
+	cfg->capture_source[colon1 - arg] = '\0';
+	cfg->capture_count = count;
+	set_string(&cfg->capture_path, colon2 + 1);
+	return 0;
+}
+
 /* Handle one option that getopt recognised; 0 or EX_USAGE. */
 static int
 apply_option(struct config *cfg, int c, const char *flag, const char *arg, char *err,
@@ -378,6 +412,8 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'h':
 		cfg->help = true;
 		break;
+	case OPT_CAPTURE:
+		return parse_capture(cfg, flag, arg, err, errlen);
 	default:
 		return usage_error(err, errlen, "%s: not handled", flag);
 	}
@@ -457,6 +493,7 @@ options_usage(FILE *f)
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
 	    "                [--no-host-mix] [--no-reseed]\n"
+	    "                [--capture source:count:path]\n"
 	    "\n"
 	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
@@ -497,6 +534,8 @@ options_usage(FILE *f)
 	    "      --no-host-mix            do not mix host-unique data (machine-id, DMI,\n"
 	    "                               MACs) into the pool uncredited at start\n"
 	    "      --no-reseed              no RNDRESEEDCRNG after each top-up\n"
+	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
+	    "                               byte, to PATH for SP 800-90B assessment\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
 	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
@@ -530,5 +569,7 @@ options_free(struct config *cfg)
 	free(cfg->drop_privileges);
 	free(cfg->plugin_dir);
 	free(cfg->control_socket);
+	free(cfg->capture_source);
+	free(cfg->capture_path);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -40,6 +40,9 @@ struct config {
 	char *control_socket;     /* --control-socket, default RUNDIR "/entropyd.sock" */
 	bool no_host_mix;         /* --no-host-mix: no uncredited host-unique data at start */
 	bool no_reseed;           /* --no-reseed: no RNDRESEEDCRNG after a top-up */
+	char *capture_source;     /* --capture SOURCE:COUNT:PATH, NULL when not given */
+	unsigned long capture_count; /* 1..OPTIONS_MAX_CAPTURE */
+	char *capture_path;
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
@@ -48,6 +51,8 @@ struct config {
 #define OPTIONS_ENTROPY_KEY "entropy"
 /* The largest estimate -O NAME:entropy:H takes (a raw sample is <= 16 bits). */
 #define OPTIONS_MAX_ENTROPY_BITS 16
+/* The most raw samples --capture writes (SP 800-90B wants 1,000,000). */
+#define OPTIONS_MAX_CAPTURE 1000000000ul
 
 /*
  * Parse the command line into cfg (defaults first). -r PATH becomes the

@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jitter: CPU execution-time jitter, after the published CPU Jitter RNG
+ * design. Each raw sample is the time a fixed piece of work took: random
+ * read-modify-writes over a buffer larger than the L1 data cache, then a
+ * hash step whose result steers the next accesses. Cache, TLB, pipeline and
+ * interrupt effects make the time vary. Samples whose 1st, 2nd or 3rd
+ * derivative of time is zero are stuck and never delivered; the rest are
+ * folded to 8 bits and delivered as raw samples, so the core runs the
+ * SP 800-90B start-up, RCT and APT tests on them and SHA-256 conditions
+ * them. Reads compute, so pollfd() is -1: the core reads from its reader
+ * thread, only while a reserve wants data.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "source.h"
+#include "builtin.h"
+#include "jitter.h"
+
+#define JITTER_ACCESSES 512         /* memory accesses per sample, at least */
+#define JITTER_ACCESS_SHUFFLE 511   /* plus up to this many, from the clock */
+#define JITTER_READ_SAMPLES 1024    /* at most per read(), so a stop is prompt */
+#define JITTER_DEFAULT_L1 32768u
+
+/* One open instance. */
+struct jitter_state {
+	struct entropyd_instance *instance;
+	uint64_t (*clock)(void);
+	uint8_t *mem;
+	size_t mem_mask;
+	uint64_t prng;
+	uint32_t hash[16];
+	uint64_t last_stamp;
+	struct jitter_deriv deriv;
+	struct jitter_emit emit;
+	unsigned osr;
+	unsigned stuck_run, stuck_cutoff;
+	uint64_t deltas, stuck;
+};
+
+uint64_t (*jitter_clock_override)(void);
+
+static const struct entropyd_host *jitter_host;
+
+static const struct entropyd_option jitter_options[] = {
+	{ "osr", "3", "oversampling rate: credit 1/osr bits per non-stuck delta (3 or more)" },
+	{ "memsize", "auto", "work buffer in bytes, a power of 2 (k, M suffixes), at least the "
+	    "L1 data cache; auto: twice the L1 data cache" },
+	{ "clock", "auto", "timestamp: tsc, monotonic_raw, monotonic_coarse (to test a coarse "
+	    "clock); auto: tsc where constant, else monotonic_raw" },
+	{ NULL, NULL, NULL }
+};
+
+/* CLOCK_MONOTONIC_RAW in nanoseconds. */
+static uint64_t
+jitter_clock_raw(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC_COARSE: a tick-resolution clock, to see start-up refuse it. */
+static uint64_t
+jitter_clock_coarse(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+/* The time-stamp counter: cycle resolution, a few ns to read. */
+static uint64_t
+jitter_clock_tsc(void)
+{
+	return __rdtsc();
+}
+#endif
+
+bool
+jitter_stuck(struct jitter_deriv *d, uint64_t delta)
+{
+	uint64_t delta2 = delta - d->last_delta;
+	uint64_t delta3 = delta2 - d->last_delta2;
+
+	d->last_delta = delta;
+	d->last_delta2 = delta2;
+	return delta == 0 || delta2 == 0 || delta3 == 0;
+}
+
+uint8_t
+jitter_fold(uint64_t delta)
+{
+	delta ^= delta >> 32;
+	delta ^= delta >> 16;
+	delta ^= delta >> 8;
+	return (uint8_t)delta;
+}
+
+void
+jitter_emit_init(struct jitter_emit *e, unsigned osr)
+{
+	e->osr = osr;
+	e->credit = 0;
+	e->acc = 0;
+}
+
+bool
+jitter_emit_sample(struct jitter_emit *e, uint8_t sample, uint8_t *out)
+{
+	e->acc ^= sample;
+	e->credit += JITTER_BASE_OSR;
+	if (e->credit < e->osr)
+		return false;
+	e->credit -= e->osr;
+	*out = e->acc;
+	e->acc = 0;
+	return true;
+}
+
+unsigned
+jitter_stuck_cutoff(unsigned osr)
+{
+	return 1 + 20 * osr; /* 1 + ceil(20 / H) with H = 1/osr */
+}
+
+bool
+jitter_assess(const uint64_t *stamps, size_t n, unsigned osr, char *why, size_t whylen)
+{
+	struct jitter_deriv d = { 0, 0 };
+	size_t i, stuck = 0, coarse = 0;
+	unsigned run = 0, cutoff = jitter_stuck_cutoff(osr);
+
+	for (i = 0; i < n; i++) {
+		uint64_t delta = stamps[i + 1] - stamps[i];
+
+		if (stamps[i + 1] < stamps[i]) {
+			snprintf(why, whylen, "start-up: the clock went backwards");
+			return false;
+		}
+		if (delta % 100 == 0)
+			coarse++;
+		if (jitter_stuck(&d, delta) && i >= 2) {
+			stuck++;
+			if (++run >= cutoff) {
+				snprintf(why, whylen, "start-up: %u stuck samples in a row: the clock "
+				    "is too coarse or stuck", run);
+				return false;
+			}
+		} else
+			run = 0;
+	}
+	if (stuck * 100 > n * JITTER_STARTUP_MAX_PERCENT) {
+		snprintf(why, whylen, "start-up: %zu of %zu samples stuck: the clock is too "
+		    "coarse or stuck", stuck, n);
+		return false;
+	}
+	if (coarse * 100 > n * JITTER_STARTUP_MAX_PERCENT) {
+		snprintf(why, whylen, "start-up: %zu of %zu deltas are multiples of 100: the "
+		    "clock is too coarse", coarse, n);
+		return false;
+	}
+	return true;
+}
+
+int
+jitter_parse_osr(const char *s, unsigned *osr)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < JITTER_BASE_OSR || v > JITTER_MAX_OSR)
+		return -1;
+	*osr = (unsigned)v;
+	return 0;
+}
+
+int
+jitter_parse_memsize(const char *s, size_t *size)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end == 'k' || *end == 'K') {
+		v <<= 10;
+		end++;
+	} else if (*end == 'm' || *end == 'M') {
+		v <<= 20;
+		end++;
+	}
+	if (*end != '\0' || v < JITTER_MIN_MEMSIZE || v > JITTER_MAX_MEMSIZE || (v & (v - 1)))
+		return -1;
+	*size = (size_t)v;
+	return 0;
+}
+
+/* The L1 data cache size, or a common value when the system does not say. */
+static size_t
+jitter_l1_size(void)
+{
+	long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+
+	return l1 > 0 ? (size_t)l1 : JITTER_DEFAULT_L1;
+}
+
+/* The buffer size: the option, or twice L1 rounded up to a power of 2. */
+static int
+jitter_memsize(struct entropyd_module *module, size_t *size)
+{
+	const char *v = jitter_host->option(module, "memsize");
+	size_t s;
+
+	if (v == NULL || strcmp(v, "auto") == 0) {
+		for (s = JITTER_MIN_MEMSIZE; s < 2 * jitter_l1_size() && s < JITTER_MAX_MEMSIZE;
+		    s <<= 1)
+			;
+		*size = s;
+		return 0;
+	}
+	return jitter_parse_memsize(v, size);
+}
+
+/* Whether the kernel says the TSC ticks at a constant rate. */
+static bool
+jitter_constant_tsc(void)
+{
+	char line[8192];
+	FILE *f;
+	bool found = false;
+
+	if ((f = fopen("/proc/cpuinfo", "re")) == NULL)
+		return false;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, "flags", 5) == 0) {
+			found = strstr(line, " constant_tsc") != NULL;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+/* The timestamp function the clock option names, or NULL. */
+static uint64_t (*jitter_pick_clock(const char *name))(void)
+{
+	if (jitter_clock_override != NULL)
+		return jitter_clock_override;
+	if (name == NULL || strcmp(name, "auto") == 0) {
+#if defined(__x86_64__)
+		if (jitter_constant_tsc())
+			return jitter_clock_tsc;
+#endif
+		return jitter_clock_raw;
+	}
+#if defined(__x86_64__)
+	if (strcmp(name, "tsc") == 0)
+		return jitter_clock_tsc;
+#endif
+	if (strcmp(name, "monotonic_raw") == 0)
+		return jitter_clock_raw;
+	if (strcmp(name, "monotonic_coarse") == 0)
+		return jitter_clock_coarse;
+	return NULL;
+}
+
+/* Check osr, memsize and clock before anything is probed. */
+static int
+jitter_configure(struct entropyd_module *module, const struct entropyd_host *host, char *err,
+    size_t errlen)
+{
+	const char *v;
+	unsigned osr;
+	size_t mem;
+
+	jitter_host = host;
+	v = host->option(module, "osr");
+	if (v != NULL && jitter_parse_osr(v, &osr) == -1) {
+		snprintf(err, errlen, "-O jitter:osr: '%s' is not a whole number from %d to %d "
+		    "(below %d would raise the credit)", v, JITTER_BASE_OSR, JITTER_MAX_OSR,
+		    JITTER_BASE_OSR);
+		return -1;
+	}
+	if (jitter_memsize(module, &mem) == -1) {
+		snprintf(err, errlen, "-O jitter:memsize: '%s' is not a power of 2 from %u to %u "
+		    "bytes", host->option(module, "memsize"), JITTER_MIN_MEMSIZE,
+		    JITTER_MAX_MEMSIZE);
+		return -1;
+	}
+	if (mem < jitter_l1_size()) {
+		snprintf(err, errlen, "-O jitter:memsize: %zu bytes is below the L1 data cache "
+		    "(%zu bytes)", mem, jitter_l1_size());
+		return -1;
+	}
+	v = host->option(module, "clock");
+	if (jitter_clock_override == NULL && jitter_pick_clock(v) == NULL) {
+		snprintf(err, errlen, "-O jitter:clock: '%s' is not auto, tsc, monotonic_raw or "
+		    "monotonic_coarse", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* A 32-bit left rotation. */
+static inline uint32_t
+jitter_rotl(uint32_t x, int n)
+{
+	return (x << n) | (x >> (32 - n));
+}
+
+/* The hash step: absorb the timestamp into a 512-bit ARX state (two ChaCha double rounds). */
+static void
+jitter_hash(struct jitter_state *js, uint64_t stamp)
+{
+	uint32_t *x = js->hash;
+	int i, r;
+
+	x[0] ^= (uint32_t)stamp;
+	x[1] ^= (uint32_t)(stamp >> 32);
+	for (r = 0; r < 2; r++) {
+		for (i = 0; i < 4; i++) {
+			uint32_t *a = &x[i], *b = &x[4 + i], *c = &x[8 + i], *d = &x[12 + i];
+
+			*a += *b; *d = jitter_rotl(*d ^ *a, 16);
+			*c += *d; *b = jitter_rotl(*b ^ *c, 12);
+			*a += *b; *d = jitter_rotl(*d ^ *a, 8);
+			*c += *d; *b = jitter_rotl(*b ^ *c, 7);
+		}
+		for (i = 0; i < 4; i++) {
+			uint32_t *a = &x[i], *b = &x[4 + (i + 1) % 4], *c = &x[8 + (i + 2) % 4],
+			    *d = &x[12 + (i + 3) % 4];
+
+			*a += *b; *d = jitter_rotl(*d ^ *a, 16);
+			*c += *d; *b = jitter_rotl(*b ^ *c, 12);
+			*a += *b; *d = jitter_rotl(*d ^ *a, 8);
+			*c += *d; *b = jitter_rotl(*b ^ *c, 7);
+		}
+	}
+}
+
+/* The timed work: read-modify-write bytes at pseudo-random places, then hash. */
+static void
+jitter_work(struct jitter_state *js)
+{
+	volatile uint8_t *mem = js->mem;
+	uint64_t s = js->prng ^ ((uint64_t)js->hash[2] << 32 | js->hash[3]);
+	unsigned i, n = JITTER_ACCESSES + (unsigned)(js->last_stamp & JITTER_ACCESS_SHUFFLE);
+
+	for (i = 0; i < n; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		mem[s & js->mem_mask] = (uint8_t)(mem[s & js->mem_mask] + 1);
+	}
+	js->prng = s != 0 ? s : 0x9e3779b97f4a7c15ULL;
+	jitter_hash(js, js->last_stamp);
+}
+
+/* One raw measurement: the time the work took since the last timestamp. */
+static uint64_t
+jitter_measure(struct jitter_state *js)
+{
+	uint64_t now, delta;
+
+	jitter_work(js);
+	now = js->clock();
+	delta = now - js->last_stamp;
+	js->last_stamp = now;
+	return delta;
+}
+
+/* Allocate the state and run the start-up check; NULL with why set on failure. */
+static struct jitter_state *
+jitter_state_new(struct entropyd_module *module, char *why, size_t whylen)
+{
+	struct jitter_state *js;
+	uint64_t *stamps;
+	size_t mem, i;
+	bool ok;
+
+	if ((js = calloc(1, sizeof *js)) == NULL ||
+	    (stamps = calloc(JITTER_STARTUP_SAMPLES + 1, sizeof *stamps)) == NULL) {
+		free(js);
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		return NULL;
+	}
+	if (jitter_parse_osr(jitter_host->option(module, "osr"), &js->osr) == -1)
+		js->osr = JITTER_BASE_OSR;
+	if (jitter_memsize(module, &mem) == -1)
+		mem = JITTER_MIN_MEMSIZE;
+	js->clock = jitter_pick_clock(jitter_host->option(module, "clock"));
+	if (js->clock == NULL)
+		js->clock = jitter_clock_raw;
+	if ((js->mem = calloc(1, mem)) == NULL) {
+		free(stamps);
+		free(js);
+		snprintf(why, whylen, "%zu-byte buffer: %s", mem, strerror(ENOMEM));
+		return NULL;
+	}
+	js->mem_mask = mem - 1;
+	js->prng = 0x9e3779b97f4a7c15ULL;
+	js->stuck_cutoff = jitter_stuck_cutoff(js->osr);
+	jitter_emit_init(&js->emit, js->osr);
+	js->last_stamp = js->clock();
+	stamps[0] = js->last_stamp;
+	for (i = 1; i <= JITTER_STARTUP_SAMPLES; i++) {
+		jitter_measure(js);
+		stamps[i] = js->last_stamp;
+	}
+	ok = jitter_assess(stamps, JITTER_STARTUP_SAMPLES, js->osr, why, whylen);
+	free(stamps);
+	if (!ok) {
+		free(js->mem);
+		free(js);
+		return NULL;
+	}
+	/* Prime the derivatives with the last start-up deltas. */
+	for (i = 0; i < 3; i++)
+		jitter_stuck(&js->deriv, jitter_measure(js));
+	return js;
+}
+
+static void
+jitter_state_free(struct jitter_state *js)
+{
+	if (js == NULL)
+		return;
+	explicit_bzero(js->mem, js->mem_mask + 1);
+	free(js->mem);
+	explicit_bzero(js, sizeof *js);
+	free(js);
+}
+
+/* Usable when the clock passes the start-up check here. */
+static int
+jitter_probe(struct entropyd_module *module, const struct entropyd_host *host)
+{
+	struct jitter_state *js;
+	char why[256];
+
+	jitter_host = host;
+	if ((js = jitter_state_new(module, why, sizeof why)) == NULL) {
+		host->unusable(module, "%s", why);
+		host->module_log(module, ENTROPYD_LOG_WARNING, "%s; not used", why);
+		return 0;
+	}
+	jitter_state_free(js);
+	if (host->add_instance(module, "", "CPU execution-time jitter", NULL) == NULL) {
+		host->module_log(module, ENTROPYD_LOG_ERR, "cannot add an instance");
+		return -1;
+	}
+	return 1;
+}
+
+/* Allocate the buffer and pass start-up again on the clock. */
+static int
+jitter_open(struct entropyd_instance *inst, void **state)
+{
+	struct jitter_state *js;
+	char why[256];
+
+	if (jitter_host == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((js = jitter_state_new(jitter_host->instance_module(inst), why, sizeof why)) ==
+	    NULL) {
+		jitter_host->log(inst, ENTROPYD_LOG_ERR, "%s", why);
+		errno = EIO;
+		return -1;
+	}
+	js->instance = inst;
+	*state = js;
+	return 0;
+}
+
+/*
+ * Measure until the buffer holds the samples asked for (at most
+ * JITTER_READ_SAMPLES). Stuck deltas are dropped; too many in a row (the
+ * SP 800-90B repetition cutoff at 1/osr bits per delta) fail the read.
+ */
+static ssize_t
+jitter_read(void *state, void *buf, size_t len)
+{
+	struct jitter_state *js = state;
+	uint8_t *out = buf;
+	size_t done = 0;
+
+	if (len > JITTER_READ_SAMPLES)
+		len = JITTER_READ_SAMPLES;
+	while (done < len) {
+		uint64_t delta = jitter_measure(js);
+
+		js->deltas++;
+		if (jitter_stuck(&js->deriv, delta)) {
+			js->stuck++;
+			if (++js->stuck_run >= js->stuck_cutoff) {
+				jitter_host->log(js->instance, ENTROPYD_LOG_ERR, "%u stuck samples "
+				    "in a row (%llu of %llu stuck so far); read discarded",
+				    js->stuck_run, (unsigned long long)js->stuck,
+				    (unsigned long long)js->deltas);
+				explicit_bzero(buf, len);
+				errno = EIO;
+				return ENTROPYD_READ_ERROR;
+			}
+			continue;
+		}
+		js->stuck_run = 0;
+		if (jitter_emit_sample(&js->emit, jitter_fold(delta), &out[done]))
+			done++;
+	}
+	return (ssize_t)done;
+}
+
+/* Computation has no fd: the daemon reads from its own thread. */
+static int
+jitter_pollfd(void *state)
+{
+	return -1;
+}
+
+static void
+jitter_close(void *state)
+{
+	jitter_state_free(state);
+}
+
+/*
+ * entropy_bits: 1/3 bit per raw sample, the design's default of 1/osr bits
+ * per non-stuck delta at osr 3. A larger osr gathers osr/3 deltas into each
+ * sample (XOR), so the credit per delta falls to 1/osr without changing the
+ * per-sample figure; -O jitter:entropy lowers it further.
+ */
+const struct entropyd_source jitter_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "jitter",
+	.description = "CPU execution-time jitter (1/osr bits per delta, osr 3 by default)",
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON | ENTROPYD_SOURCE_RAW_SAMPLES,
+	.entropy_bits = 1.0 / JITTER_BASE_OSR,
+	.sample_bits = 8,
+	.options = jitter_options,
+	.probe = jitter_probe,
+	.open = jitter_open,
+	.read = jitter_read,
+	.pollfd = jitter_pollfd,
+	.close = jitter_close,
+	.configure = jitter_configure,
+};

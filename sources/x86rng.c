@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+#include "x86rng.h"
+
+/* Whether CPUID leaf 1 says RDRAND. */
+bool
+x86rng_cpuid_rdrand(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return false;
+	return (c & (1u << 30)) != 0;
+#else
+	return false;
+#endif
+}
+
+/* Whether CPUID leaf 7, subleaf 0 says RDSEED. */
+bool
+x86rng_cpuid_rdseed(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	if (__get_cpuid_max(0, NULL) < 7)
+		return false;
+	__cpuid_count(7, 0, a, b, c, d);
+	return (b & (1u << 18)) != 0;
+#else
+	return false;
+#endif
+}
+
+int
+x86rng_cpuinfo_flag(const char *path, const char *flag)
+{
+	char line[8192], *p, *tok, *save;
+	FILE *f;
+	int found = 0;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "flags", 5) != 0 || (p = strchr(line, ':')) == NULL)
+			continue;
+		for (tok = strtok_r(p + 1, " \t\n", &save); tok != NULL;
+		    tok = strtok_r(NULL, " \t\n", &save))
+			if (strcmp(tok, flag) == 0)
+				found = 1;
+		break; /* the kernel clears a bad flag on every CPU alike */
+	}
+	fclose(f);
+	return found;
+}
+
+/* Wait a little before retrying RDSEED: pause first, then sleep longer each time. */
+static void
+x86rng_backoff(unsigned attempt)
+{
+	struct timespec ts = { 0, 0 };
+	long ns;
+
+	if (attempt < X86RNG_RDSEED_SPIN_RETRIES) {
+#if defined(__x86_64__)
+		_mm_pause();
+#endif
+		return;
+	}
+	ns = 1000L << (attempt - X86RNG_RDSEED_SPIN_RETRIES < 7 ?
+	    attempt - X86RNG_RDSEED_SPIN_RETRIES : 7);
+	ts.tv_nsec = ns < X86RNG_RDSEED_MAX_SLEEP_NS ? ns : X86RNG_RDSEED_MAX_SLEEP_NS;
+	nanosleep(&ts, NULL);
+}
+
+enum x86rng_word
+x86rng_execute(x86rng_step_fn step, unsigned retries, bool pause, uint64_t *out)
+{
+	unsigned i;
+
+	for (i = 0; i < retries; i++) {
+		if (step(out))
+			return X86RNG_WORD_GOOD;
+		if (pause)
+			x86rng_backoff(i);
+	}
+	return X86RNG_WORD_NO_CARRY;
+}
+
+bool
+x86rng_sanity(x86rng_step_fn step, unsigned retries, bool pause, char *why, size_t whylen)
+{
+	uint64_t sample = 0, prev = 0;
+	unsigned i, changed = 0;
+
+	for (i = 0; i < X86RNG_SANITY_SAMPLES; i++) {
+		if (x86rng_execute(step, retries, pause, &sample) != X86RNG_WORD_GOOD) {
+			snprintf(why, whylen, "sanity check: carry clear %u times in a row on "
+			    "sample %u", retries, i + 1);
+			return false;
+		}
+		if (i > 0 && sample != prev)
+			changed++;
+		prev = sample;
+	}
+	if (changed < X86RNG_SANITY_CHANGES) {
+		snprintf(why, whylen, "sanity check: only %u of %u samples changed (at least %u "
+		    "needed)", changed, X86RNG_SANITY_SAMPLES - 1, X86RNG_SANITY_CHANGES);
+		return false;
+	}
+	return true;
+}
+
+enum x86rng_word
+x86rng_word(struct x86rng *r, uint64_t *out)
+{
+	enum x86rng_word w;
+	uint64_t v;
+
+	if ((w = x86rng_execute(r->step, r->retries, r->seed_grade, &v)) != X86RNG_WORD_GOOD) {
+		r->carry_failures++;
+		return w;
+	}
+	if (v == 0 || v == UINT64_MAX) {
+		r->bad_words++;
+		*out = v;
+		return X86RNG_WORD_BAD;
+	}
+	if (r->have_last && v == r->last) {
+		r->repeats++;
+		*out = v;
+		return X86RNG_WORD_REPEAT;
+	}
+	r->last = v;
+	r->have_last = true;
+	r->words++;
+	*out = v;
+	return X86RNG_WORD_GOOD;
+}
+
+/* Log a failure once per burst of failed reads. */
+static void
+x86rng_report(struct x86rng *r, enum x86rng_word w, uint64_t v)
+{
+	if (r->in_burst)
+		return;
+	r->in_burst = true;
+	if (w == X86RNG_WORD_NO_CARRY)
+		r->host->log(r->instance, ENTROPYD_LOG_ERR, "%s: carry clear %u times in a row "
+		    "(%llu failures so far); read discarded", r->insn, r->retries,
+		    (unsigned long long)r->carry_failures);
+	else
+		r->host->log(r->instance, ENTROPYD_LOG_ERR, "%s: %s 0x%016llx with carry set "
+		    "(%llu bad, %llu repeated so far); read discarded", r->insn,
+		    w == X86RNG_WORD_BAD ? "known bad output" : "repeated word",
+		    (unsigned long long)v, (unsigned long long)r->bad_words,
+		    (unsigned long long)r->repeats);
+}
+
+ssize_t
+x86rng_fill(struct x86rng *r, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	size_t done = 0, n;
+	enum x86rng_word w = X86RNG_WORD_GOOD;
+	uint64_t v = 0;
+
+	while (done < len) {
+		if ((w = x86rng_word(r, &v)) != X86RNG_WORD_GOOD)
+			break;
+		n = len - done < sizeof v ? len - done : sizeof v;
+		memcpy(p + done, &v, n);
+		done += n;
+	}
+	if (done == len) {
+		r->in_burst = false;
+		r->dry_reads = 0;
+		return (ssize_t)len;
+	}
+	if (w == X86RNG_WORD_NO_CARRY && r->seed_grade) {
+		/* RDSEED ran dry under load: hand out what passed, or wait. */
+		if (done > 0) {
+			r->dry_reads = 0;
+			return (ssize_t)done;
+		}
+		if (++r->dry_reads < X86RNG_RDSEED_MAX_DRY_READS)
+			return ENTROPYD_READ_AGAIN;
+	}
+	/* A failure: nothing of this read leaves, and the core restarts the source. */
+	explicit_bzero(buf, len);
+	x86rng_report(r, w, v);
+	r->dry_reads = 0;
+	r->have_last = false;
+	errno = w == X86RNG_WORD_NO_CARRY ? EIO : EBADMSG;
+	return ENTROPYD_READ_ERROR;
+}
+
+int
+x86rng_probe(struct entropyd_module *module, const struct entropyd_host *host,
+    const char *insn, const char *flag, bool cpuid, x86rng_step_fn step, unsigned retries,
+    bool pause)
+{
+	const char *cpuinfo;
+	char why[256];
+	int has;
+
+#if !defined(__x86_64__)
+	host->unusable(module, "not an x86-64 CPU");
+	return 0;
+#endif
+	if (!cpuid) {
+		host->unusable(module, "CPUID says this CPU has no %s", insn);
+		return 0;
+	}
+	if ((cpuinfo = host->option(module, "cpuinfo")) == NULL)
+		cpuinfo = X86RNG_DEFAULT_CPUINFO;
+	if ((has = x86rng_cpuinfo_flag(cpuinfo, flag)) == -1) {
+		host->unusable(module, "%s: %s", cpuinfo, strerror(errno));
+		return 0;
+	}
+	if (has == 0) {
+		host->unusable(module, "CPUID has %s but %s lacks the '%s' flag (the kernel "
+		    "cleared it: known bad or disabled)", insn, cpuinfo, flag);
+		return 0;
+	}
+	if (!x86rng_sanity(step, retries, pause, why, sizeof why)) {
+		host->unusable(module, "%s %s", insn, why);
+		return 0;
+	}
+	if (host->add_instance(module, "", insn, NULL) == NULL) {
+		host->module_log(module, ENTROPYD_LOG_ERR, "cannot add an instance");
+		return -1;
+	}
+	return 1;
+}

@@ -1,0 +1,81 @@
+#!/bin/sh
+# jitter end to end: FIPS on its output, a coarse clock refused while other
+# sources carry on, bad options refused, and no CPU use once nothing is wanted.
+. "$(dirname "$0")/lib.sh"
+entropyd=$top_builddir/entropyd
+entropytest=$top_builddir/entropytest
+plan 8
+
+# CPU ticks (user + system) a process has used.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# Wait (up to 60 s) until the process used at most 5 ticks in a second.
+settle() {
+	n=60
+	while [ $n -gt 0 ]; do
+		a=$(ticks "$1")
+		sleep 1
+		[ $(($(ticks "$1") - a)) -le 5 ] && return 0
+		n=$((n - 1))
+	done
+	return 1
+}
+# idle_check PID LABEL: over two seconds the daemon used at most 20 ticks.
+idle_check() {
+	settle "$1"
+	a=$(ticks "$1")
+	sleep 2
+	used=$(($(ticks "$1") - a))
+	# Reading jitter flat out costs about 200 ticks in two seconds.
+	check "$2: nothing wanted, no CPU burnt ($used ticks in 2 s)" test "$used" -le 20
+}
+
+timeout 120 sh -c "'$entropyd' -f -x all -n jitter -o - 2>'$tmp/fips.log' |
+    '$entropytest' -c 20 >/dev/null 2>'$tmp/fips'"
+passed=$(sed -n 's/.*FIPS 140-2 successes: //p' "$tmp/fips")
+check "jitter: the daemon's output passes FIPS 140-2 (${passed:-0} of 20 blocks)" \
+    test "${passed:-0}" -ge 19
+check "jitter: start-up tests on raw samples, then 1/3 bit per sample" sh -c \
+    "grep -q 'jitter: start-up tests passed' '$tmp/fips.log' &&
+    grep -q 'jitter: reading .*0.333333 bits per sample credited' '$tmp/fips.log'"
+
+# A coarse clock fails start-up with a clear line; the file source carries on.
+head -c 200000 /dev/urandom >"$tmp/data"
+"$entropyd" -f -x all -n jitter -n file -O jitter:clock:monotonic_coarse \
+    -O "file:path:$tmp/data" -O file:entropy:8 -o "$tmp/out" 2>"$tmp/coarse.log" &
+pid=$!
+track $pid
+wait_for 100 test -s "$tmp/out"
+check "coarse clock: jitter refused with a clear message" grep -Eq \
+    "jitter: start-up: .*(too coarse|stuck).*; not used" "$tmp/coarse.log"
+check "coarse clock: the daemon runs on with the file source" sh -c \
+    "kill -0 $pid && test -s '$tmp/out'"
+kill $pid
+
+"$entropyd" -f -x all -n jitter -O jitter:osr:2 -o "$tmp/out" 2>"$tmp/osr.log"
+rc=$?
+check "-O jitter:osr:2 (a higher credit) is refused: exit 64, one line" sh -c \
+    "test $rc -eq 64 && grep -q 'osr' '$tmp/osr.log' && test \$(wc -l <'$tmp/osr.log') -eq 1"
+
+# A FIFO sink whose reader stops reading: the pipe and the reserve fill, then idle.
+mkfifo "$tmp/sink"
+"$entropyd" -f -x all -n jitter -o "$tmp/sink" 2>"$tmp/fifo.log" &
+pid=$!
+track $pid
+exec 3<"$tmp/sink"
+wait_for 100 grep -q "jitter: start-up tests passed" "$tmp/fifo.log"
+check "FIFO sink: jitter started" grep -q "jitter: start-up tests passed" "$tmp/fifo.log"
+idle_check $pid "FIFO sink not read"
+kill $pid
+exec 3<&-
+
+# The kernel sink with a one-hour top-up: after the first feed nothing is wanted.
+if [ "$(id -u)" -ne 0 ]; then
+	skip "crediting the kernel needs root"
+	finish
+fi
+"$entropyd" -f -x all -n jitter -R 3600 2>"$tmp/kernel.log" &
+pid=$!
+track $pid
+wait_for 100 grep -q "first feed" "$tmp/kernel.log"
+idle_check $pid "kernel sink after the first feed"
+finish
