@@ -45,6 +45,8 @@ struct fips_sums {
 	unsigned mixed_windows[FIPS_WINDOWS + 1];	/* windows holding a 1 */
 	struct fips_probe probe[FIPS_WORDS];
 	unsigned nprobe;
+	bool have_nibbles;				/* nibbles counted too */
+	unsigned nibbles[16];
 };
 
 typedef void fips_sum_fn(const uint8_t *, struct fips_sums *);
@@ -180,6 +182,7 @@ fips_sum_block(const uint8_t *block, struct fips_sums *s)
 	unsigned ow[FIPS_WINDOWS + 1] = { 0 }, mw[FIPS_WINDOWS + 1] = { 0 };
 
 	s->nprobe = 0;
+	s->have_nibbles = false;
 	fips_sum_from(block, s, 0, ow, mw);
 	memcpy(s->ones_windows, ow, sizeof ow);
 	memcpy(s->mixed_windows, mw, sizeof mw);
@@ -204,6 +207,47 @@ fips_sum_popcnt(const uint8_t *block, struct fips_sums *s)
 #define FIPS_LANES 8
 /* Whole words whose next word is whole too, eight at a time. */
 #define FIPS_VECTOR_WORDS ((FIPS_WORDS - 2) / FIPS_LANES * FIPS_LANES)
+
+/*
+ * Nibble counts, 64 bytes at a time: for each value v, a bit per nibble that
+ * is set when the nibble equals v (two bits of v from the top pair of bit
+ * planes, two from the bottom pair, one VPTERNLOG each), then popcounts.
+ */
+__attribute__((target(FIPS_AVX512))) static void
+fips_nibbles_avx512(const uint8_t *block, struct fips_sums *s)
+{
+	const __m512i low = _mm512_set1_epi8(0x11);
+	__m512i x, s1, s2, s3, hi[4], lo[4], count[16];
+	unsigned i, v;
+
+	for (v = 0; v < 16; v++)
+		count[v] = _mm512_setzero_si512();
+	for (i = 0; i + 64 <= FIPS_BLOCK_BYTES; i += 64) {
+		x = _mm512_loadu_si512(block + i);
+		s1 = _mm512_srli_epi64(x, 1);
+		s2 = _mm512_srli_epi64(x, 2);
+		s3 = _mm512_srli_epi64(x, 3);
+		/* ternlog(a, b, mask): a bit of a and of b, either polarity, under mask. */
+		hi[0] = _mm512_ternarylogic_epi64(s3, s2, low, 0x02);
+		hi[1] = _mm512_ternarylogic_epi64(s3, s2, low, 0x08);
+		hi[2] = _mm512_ternarylogic_epi64(s3, s2, low, 0x20);
+		hi[3] = _mm512_ternarylogic_epi64(s3, s2, low, 0x80);
+		lo[0] = _mm512_ternarylogic_epi64(s1, x, low, 0x02);
+		lo[1] = _mm512_ternarylogic_epi64(s1, x, low, 0x08);
+		lo[2] = _mm512_ternarylogic_epi64(s1, x, low, 0x20);
+		lo[3] = _mm512_ternarylogic_epi64(s1, x, low, 0x80);
+		for (v = 0; v < 16; v++)
+			count[v] = _mm512_add_epi64(count[v], _mm512_popcnt_epi64(
+			    _mm512_and_si512(hi[v >> 2], lo[v & 3])));
+	}
+	for (v = 0; v < 16; v++)
+		s->nibbles[v] = (unsigned)_mm512_reduce_add_epi64(count[v]);
+	for (; i < FIPS_BLOCK_BYTES; i++) {
+		s->nibbles[block[i] >> 4]++;
+		s->nibbles[block[i] & 15]++;
+	}
+	s->have_nibbles = true;
+}
 
 /*
  * Eight words at a time with AVX-512: shifts across words (VPSHLDQ), vector
@@ -279,6 +323,7 @@ fips_sum_avx512(const uint8_t *block, struct fips_sums *s)
 		    (unsigned)_mm512_reduce_add_epi64(mw[k]);
 	}
 	s->ones_windows[0] = s->mixed_windows[0] = 0;
+	fips_nibbles_avx512(block, s);
 }
 #endif
 
@@ -379,6 +424,30 @@ fips_trailing_zeros(const uint8_t *block)
 	return n + (unsigned)__builtin_ctz(block[i]);
 }
 
+/* Nibble counts from a byte histogram (two, so neighbours do not wait on each other). */
+static void
+fips_poker_histogram(const uint8_t *block, unsigned f[16])
+{
+	uint16_t hist[2][256];
+	unsigned row, i, j, k;
+
+	memset(hist, 0, sizeof hist);
+	memset(f, 0, 16 * sizeof f[0]);
+	for (i = 0; i < FIPS_BLOCK_BYTES; i += 2) {
+		hist[0][block[i]]++;
+		hist[1][block[i + 1]]++;
+	}
+	for (i = 0; i < 16; i++) {
+		row = 0;
+		for (j = 0; j < 16; j++) {
+			k = hist[0][16 * i + j] + hist[1][16 * i + j];
+			row += k;
+			f[j] += k;
+		}
+		f[i] += row;
+	}
+}
+
 /* Seed the continuous test with the bootstrap word. */
 void
 fips_init(struct fips_ctx *ctx, const uint8_t bootstrap[FIPS_BOOTSTRAP_BYTES])
@@ -392,8 +461,7 @@ unsigned
 fips_block_stats(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES],
     struct fips_stats *st)
 {
-	uint16_t hist[2][256];
-	unsigned f[16] = { 0 }, row, i, j, k, t, longest, len;
+	unsigned f[16], i, k, t, longest, len;
 	unsigned ones_ge[FIPS_WINDOWS], zeros_ge[FIPS_WINDOWS];
 	unsigned w0[FIPS_WINDOWS + 1], repeats = 0;
 	struct fips_sums s;
@@ -430,21 +498,11 @@ fips_block_stats(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES],
 		longest = fips_walk_longest(block);
 	st->longest_run = longest;
 
-	/* Poker: a byte histogram (two, so that neighbours do not wait on each other). */
-	memset(hist, 0, sizeof hist);
-	for (i = 0; i < FIPS_BLOCK_BYTES; i += 2) {
-		hist[0][block[i]]++;
-		hist[1][block[i + 1]]++;
-	}
-	for (i = 0; i < 16; i++) {
-		row = 0;
-		for (j = 0; j < 16; j++) {
-			k = hist[0][16 * i + j] + hist[1][16 * i + j];
-			row += k;
-			f[j] += k;
-		}
-		f[i] += row;
-	}
+	/* Poker. */
+	if (s.have_nibbles)
+		memcpy(f, s.nibbles, sizeof f);
+	else
+		fips_poker_histogram(block, f);
 	for (i = 0; i < 16; i++)
 		poker += (uint64_t)f[i] * f[i];
 	st->poker_sum = poker;
