@@ -344,6 +344,31 @@ fips_choose(void)
 #endif
 }
 
+/* Choose a variant by name ("generic", "popcnt", "avx512"): 0, or -1 when this CPU lacks it. */
+int
+fips_use(const char *name)
+{
+	pthread_once(&fips_once, fips_choose);
+	if (strcmp(name, "generic") == 0) {
+		fips_sum = fips_sum_generic;
+		return 0;
+	}
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (strcmp(name, "popcnt") == 0 && __builtin_cpu_supports("popcnt")) {
+		fips_sum = fips_sum_popcnt;
+		return 0;
+	}
+	if (strcmp(name, "avx512") == 0 && __builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vbmi2") &&
+	    __builtin_cpu_supports("avx512vpopcntdq")) {
+		fips_sum = fips_sum_avx512;
+		return 0;
+	}
+#endif
+	return -1;
+}
+
 /* Bit g of the block. */
 static inline unsigned
 fips_bit(const uint8_t *block, unsigned g)

@@ -41,6 +41,11 @@ unsigned fips_test_block(struct fips_ctx *, const uint8_t block[FIPS_BLOCK_BYTES
  */
 unsigned fips_block_stats(struct fips_ctx *, const uint8_t block[FIPS_BLOCK_BYTES],
     struct fips_stats *);
+/*
+ * Use one CPU variant of the engine ("generic", "popcnt", "avx512"; the best
+ * one is chosen by default): 0, or -1 when this CPU lacks it.  For tests.
+ */
+int fips_use(const char *name);
 /* The failure mask of a block's statistics. */
 unsigned fips_stats_mask(const struct fips_stats *);
 /* rngtest's name of a test ("Monobit", "Poker", "Runs", "Long run", "Continuous run"). */
