@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <gcrypt.h>
@@ -61,28 +62,44 @@ condition_discard(struct conditioner *c)
 	c->units = 0;
 }
 
-/* Absorb whole units; take an output each time enough have been absorbed. */
+/*
+ * Absorb whole units; take an output each time enough have been absorbed.
+ * A whole output's worth from a fresh hash is hashed in one call, without
+ * the handle's write/read/reset round trip: the same digest, much faster.
+ */
 void
 condition_input(struct conditioner *c, const uint8_t *buf, size_t len,
     condition_output_fn fn, void *arg)
 {
-	size_t units = len / c->unit_bytes;
+	size_t units = len / c->unit_bytes, whole = c->units_per_output;
 	unsigned credit = c->unit_bits > 0 ? CONDITION_OUTPUT_BITS : 0;
+	uint8_t out[CONDITION_OUTPUT_BYTES];
+	bool used_out = false;
 
 	while (units > 0) {
-		size_t take = c->units_per_output - c->units;
+		size_t take = whole - c->units;
 
-		if (take > units)
-			take = units;
-		gcry_md_write(c->md, buf, take * c->unit_bytes);
+		if (c->units == 0 && units >= whole) {
+			gcry_md_hash_buffer(GCRY_MD_SHA256, out, buf,
+			    whole * c->unit_bytes);
+			fn(arg, out, CONDITION_OUTPUT_BYTES, credit);
+			used_out = true;
+		} else {
+			if (take > units)
+				take = units;
+			gcry_md_write(c->md, buf, take * c->unit_bytes);
+			c->units += take;
+			if (c->units < whole)
+				break;
+			fn(arg, gcry_md_read(c->md, GCRY_MD_SHA256),
+			    CONDITION_OUTPUT_BYTES, credit);
+			gcry_md_reset(c->md);
+			c->units = 0;
+		}
 		buf += take * c->unit_bytes;
 		units -= take;
-		c->units += take;
-		if (c->units < c->units_per_output)
-			break;
-		fn(arg, gcry_md_read(c->md, GCRY_MD_SHA256), CONDITION_OUTPUT_BYTES, credit);
-		gcry_md_reset(c->md);
-		c->units = 0;
 		c->outputs++;
 	}
+	if (used_out)
+		explicit_bzero(out, sizeof out);
 }

@@ -20,7 +20,7 @@
 #include "sp80090b.h"
 
 #define PREFIX "entropytest: "
-#define ENTROPYTEST_BUF_BLOCKS 64	/* blocks per read() */
+#define ENTROPYTEST_BUF_BLOCKS 1600	/* blocks per read(): 4 MB, few system calls */
 
 /* Bandwidth of one kind of work: per-call extremes and the totals. */
 struct entropytest_speed {

@@ -17,6 +17,15 @@ enum fips_test {
 	FIPS_NTESTS
 };
 
+/* What the tests look at in one block (the fast engine's counters). */
+struct fips_stats {
+	unsigned ones;			/* monobit */
+	uint64_t poker_sum;		/* sum of the squared nibble counts */
+	unsigned runs[2][6];		/* [bit][length 1..5, 6 and longer] */
+	unsigned longest_run;		/* longest run of equal bits */
+	unsigned repeats;		/* aligned words equal to the one before */
+};
+
 /* Continuous-test state carried from block to block. */
 struct fips_ctx {
 	uint32_t last_word;
@@ -26,6 +35,19 @@ struct fips_ctx {
 void fips_init(struct fips_ctx *, const uint8_t bootstrap[FIPS_BOOTSTRAP_BYTES]);
 /* Test one block: 0 when it passes, else a mask of (1u << enum fips_test). */
 unsigned fips_test_block(struct fips_ctx *, const uint8_t block[FIPS_BLOCK_BYTES]);
+/*
+ * Count a block's statistics (the continuous test compares with, and
+ * updates, the context) and return the failure mask fips_test_block returns.
+ */
+unsigned fips_block_stats(struct fips_ctx *, const uint8_t block[FIPS_BLOCK_BYTES],
+    struct fips_stats *);
+/*
+ * Use one CPU variant of the engine ("generic", "popcnt", "avx512"; the best
+ * one is chosen by default): 0, or -1 when this CPU lacks it.  For tests.
+ */
+int fips_use(const char *name);
+/* The failure mask of a block's statistics. */
+unsigned fips_stats_mask(const struct fips_stats *);
 /* rngtest's name of a test ("Monobit", "Poker", "Runs", "Long run", "Continuous run"). */
 const char *fips_test_name(enum fips_test);
 /* A short lowercase key for labels ("monobit", "poker", "runs", "long_run", "continuous"). */

@@ -638,3 +638,190 @@ Test(fips, fast_equals_reference_on_constant_blocks)
 		    fips_ref_test_block(&ref_last, block, &st), "byte 0x%02x", v);
 	}
 }
+
+/* Compare every counter of the fast engine with the reference on one block. */
+static void
+expect_same_stats(struct fips_ctx *ctx, uint32_t *ref_last,
+    const uint8_t *block, const char *what, unsigned n)
+{
+	struct fips_stats fast;
+	struct fips_ref_stats ref;
+	unsigned fmask, rmask;
+
+	fmask = fips_block_stats(ctx, block, &fast);
+	rmask = fips_ref_test_block(ref_last, block, &ref);
+	cr_assert_eq(fmask, rmask, "%s %u: mask 0x%x, reference 0x%x", what, n,
+	    fmask, rmask);
+	cr_assert_eq(fast.ones, ref.ones, "%s %u: ones", what, n);
+	cr_assert_eq(fast.poker_sum, ref.poker_sum, "%s %u: poker", what, n);
+	for (int b = 0; b < 2; b++)
+		for (int k = 0; k < 6; k++)
+			cr_assert_eq(fast.runs[b][k], ref.runs[b][k],
+			    "%s %u: runs of %ds, bucket %d: %u, reference %u",
+			    what, n, b, k + 1, fast.runs[b][k], ref.runs[b][k]);
+	cr_assert_eq(fast.longest_run, ref.longest_run,
+	    "%s %u: longest run %u, reference %u", what, n, fast.longest_run,
+	    ref.longest_run);
+	cr_assert_eq(fast.repeats, ref.repeats, "%s %u: repeats", what, n);
+	cr_assert_eq(ctx->last_word, *ref_last, "%s %u: last word", what, n);
+	cr_assert_eq(fips_stats_mask(&fast), fmask);
+}
+
+/* A lone block through both engines, bootstrap unlike its first word. */
+static void
+expect_same_lone(const uint8_t *block, const char *what, unsigned n)
+{
+	struct fips_ctx ctx;
+	uint8_t boot[4];
+	uint32_t ref_last;
+
+	for (int i = 0; i < 4; i++)
+		boot[i] = (uint8_t)~block[i];
+	fips_init(&ctx, boot);
+	ref_last = le32(boot);
+	expect_same_stats(&ctx, &ref_last, block, what, n);
+}
+
+/* Put a run of len bits of value bit at bit start, bounded by the opposite bit. */
+static void
+put_run(uint8_t *block, unsigned start, unsigned len, unsigned bit)
+{
+	for (unsigned i = start; i < start + len && i < BITS; i++)
+		put_bit(block, i, bit);
+	if (start > 0)
+		put_bit(block, start - 1, !bit);
+	if (start + len < BITS)
+		put_bit(block, start + len, !bit);
+}
+
+/* Thousands of random and structured blocks, one stream: every counter agrees. */
+static void
+random_blocks_agree(const char *engine)
+{
+	struct fips_ctx ctx;
+	uint8_t block[FIPS_BLOCK_BYTES], boot[4] = { 9, 8, 7, 6 };
+	uint32_t ref_last;
+	uint64_t s = 0x0123456789abcdefu;
+
+	fips_init(&ctx, boot);
+	ref_last = le32(boot);
+	for (unsigned i = 0; i < 5000; i++) {
+		structured_block(block, i % 8, &s);
+		expect_same_stats(&ctx, &ref_last, block, engine, i);
+	}
+}
+
+/* Every CPU variant this machine can run, and the default choice. */
+Test(fips, stats_equal_reference_on_random_blocks)
+{
+	static const char *const engines[] = { "generic", "popcnt", "avx512" };
+	unsigned ran = 0;
+
+	for (unsigned e = 0; e < 3; e++) {
+		if (fips_use(engines[e]) != 0) {
+			cr_log_info("the %s engine needs a CPU feature missing here",
+			    engines[e]);
+			continue;
+		}
+		random_blocks_agree(engines[e]);
+		ran++;
+	}
+	cr_assert_geq(ran, 1);
+}
+
+/*
+ * Runs of every interesting length placed across every 64-bit word boundary
+ * (and the half word at the end), starting 1, len/2 and len-1 bits before it.
+ */
+Test(fips, stats_equal_reference_on_runs_across_words)
+{
+	static const unsigned lens[] = { 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13,
+	    25, 26, 27, 63, 64, 65, 70, 130 };
+	uint8_t block[FIPS_BLOCK_BYTES];
+	uint64_t s = 42;
+	unsigned n = 0;
+
+	for (unsigned w = 64; w < BITS; w += 64)
+		for (unsigned l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+			unsigned len = lens[l];
+			unsigned back[3] = { 1, len / 2, len - 1 };
+
+			for (unsigned d = 0; d < 3; d++) {
+				if (back[d] == 0 || back[d] > w)
+					continue;
+				random_block(block, &s);
+				put_run(block, w - back[d], len, n & 1);
+				expect_same_lone(block, "word-boundary run", n++);
+			}
+		}
+	cr_assert_gt(n, 10000);
+}
+
+/* Runs at the very start and end of a block, of both bits and many lengths. */
+Test(fips, stats_equal_reference_on_block_edges)
+{
+	uint8_t block[FIPS_BLOCK_BYTES];
+	uint64_t s = 7;
+	unsigned n = 0;
+
+	for (unsigned len = 1; len <= 100; len++)
+		for (unsigned bit = 0; bit < 2; bit++) {
+			random_block(block, &s);
+			put_run(block, 0, len, bit);
+			expect_same_lone(block, "first run", n++);
+			random_block(block, &s);
+			put_run(block, BITS - len, len, bit);
+			expect_same_lone(block, "last run", n++);
+			/* And both, the last one bordering the half word. */
+			put_run(block, 0, len, !bit);
+			put_run(block, BITS - 32 - len, len, bit);
+			expect_same_lone(block, "edge runs", n++);
+		}
+}
+
+/*
+ * A run that ends one block and goes on into the next counts as two runs;
+ * the fast engine restarts at the block boundary as the reference does.
+ */
+Test(fips, stats_equal_reference_across_block_boundaries)
+{
+	struct fips_ctx ctx;
+	uint8_t block[2][FIPS_BLOCK_BYTES], boot[4] = { 1, 1, 2, 3 };
+	uint32_t ref_last;
+	uint64_t s = 99;
+	unsigned n = 0;
+
+	fips_init(&ctx, boot);
+	ref_last = le32(boot);
+	for (unsigned len = 1; len <= 40; len++)
+		for (unsigned bit = 0; bit < 2; bit++) {
+			random_block(block[0], &s);
+			random_block(block[1], &s);
+			put_run(block[0], BITS - len, len, bit);
+			put_run(block[1], 0, len + 3, bit);
+			expect_same_stats(&ctx, &ref_last, block[0], "tail block", n);
+			expect_same_stats(&ctx, &ref_last, block[1], "head block", n++);
+		}
+}
+
+/*
+ * Blocks without any run of 11 or more (the fast engine then walks every
+ * run), and blocks whose only long runs sit in the last, half-full word.
+ */
+Test(fips, stats_equal_reference_without_long_runs)
+{
+	uint8_t block[FIPS_BLOCK_BYTES];
+	uint64_t s = 5;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < 300; i++) {
+		memset(block, 0xaa, sizeof block);
+		for (unsigned r = rnd_below(&s, 200); r > 0; r--)
+			put_run(block, rnd_below(&s, BITS), 1 + rnd_below(&s,
+			    4 + i % 8), rnd(&s) & 1);
+		expect_same_lone(block, "short runs only", n++);
+		put_run(block, BITS - 32 + rnd_below(&s, 10), 11 + rnd_below(&s,
+		    10), rnd(&s) & 1);
+		expect_same_lone(block, "long run in the last word", n++);
+	}
+}

@@ -69,6 +69,53 @@ Test(condition, output_only_after_320_assessed_bits)
 	condition_free(&c);
 }
 
+/* Outputs collected in order, to compare whole streams. */
+struct output_log {
+	size_t n;
+	uint8_t out[64][CONDITION_OUTPUT_BYTES];
+};
+
+static void
+log_output(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
+{
+	struct output_log *l = arg;
+
+	cr_assert_lt(l->n, 64);
+	cr_assert_eq(credit_bits, 256);
+	memcpy(l->out[l->n++], out, len);
+}
+
+/*
+ * Whatever the read sizes (whole outputs in one call, outputs split across
+ * calls, both in one call), output i is SHA-256 of input bytes 40i..40i+39.
+ */
+Test(condition, outputs_do_not_depend_on_read_sizes)
+{
+	static const size_t sizes[] = { 40, 1, 39, 81, 7, 200, 33, 120, 19, 1000 };
+	struct conditioner c;
+	struct output_log l = { 0 };
+	uint8_t in[2000], want[32];
+	size_t off = 0, i;
+
+	random_bytes(in, sizeof in);
+	condition_init(&c, 8, 1);
+	for (i = 0; off < sizeof in; i++) {
+		size_t len = sizes[i % 10];
+
+		if (len > sizeof in - off)
+			len = sizeof in - off;
+		condition_input(&c, in + off, len, log_output, &l);
+		off += len;
+	}
+	cr_assert_eq(l.n, sizeof in / 40);
+	cr_assert_eq(c.outputs, sizeof in / 40);
+	for (i = 0; i < l.n; i++) {
+		gcry_md_hash_buffer(GCRY_MD_SHA256, want, in + 40 * i, 40);
+		cr_assert_arr_eq(l.out[i], want, 32, "output %zu", i);
+	}
+	condition_free(&c);
+}
+
 Test(condition, discard_forgets_pending_input)
 {
 	struct conditioner c;

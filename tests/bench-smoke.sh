@@ -1,0 +1,20 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make bench runs end to end with a tiny data size and prints every figure
+# line (no timing is asserted: machines are noisy).
+. "$(dirname "$0")/lib.sh"
+[ -x "$top_builddir/tests/bench/entropyd-bench" ] || skip_all "entropyd-bench not built"
+plan 3
+
+BENCH_MB=1 BENCH_RUNS=1 BENCH_IDLE=1 BENCH_NO_INSTALL=1 TMPDIR=$tmp \
+    sh "$top_srcdir/tests/bench/bench.sh" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "the bench script exits 0 (exit $rc)" test "$rc" -eq 0
+missing=""
+for f in fips fips-counts condition pipeline startup idle-wakeups idle-cpu idle-rss; do
+	grep -q "^$f " "$tmp/out" || missing="$missing $f"
+done
+check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missing"
+check "no count mismatch between entropytest and rngtest" sh -c "! grep -q MISMATCH '$tmp/out'"
+sed 's/^/# /' "$tmp/out" "$tmp/err"
+finish

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * entropyd-bench: the C side of `make bench`.
+ *   condition MB RUNS   the conditioner against libgcrypt's raw SHA-256 on the
+ *                       same buffers (one hash per 40 input bytes, as the
+ *                       conditioner takes at 8 bits per byte), interleaved;
+ *                       one line per run: "condition SECONDS sha256 SECONDS"
+ *   rdrand SECONDS      raw RDRAND64 rate alone: "rdrand BYTES SECONDS"
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#include <gcrypt.h>
+
+#include "condition.h"
+#include "xmalloc.h"
+
+/* Where outputs go, so that nothing is optimised away. */
+static uint8_t bench_sink[CONDITION_OUTPUT_BYTES];
+static uint64_t bench_outputs;
+
+/* A monotonic clock in seconds. */
+static double
+bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The conditioner's output callback: fold the output into the sink. */
+static void
+bench_output(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
+{
+	for (size_t i = 0; i < len; i++)
+		bench_sink[i] ^= out[i];
+	bench_outputs++;
+}
+
+/* Condition the buffer the way a credited 8 bits/byte source is. */
+static double
+bench_condition(const uint8_t *buf, size_t len)
+{
+	struct conditioner c;
+	double t0 = bench_now();
+	size_t off, step = 65536;
+
+	condition_init(&c, 8, 1);
+	for (off = 0; off < len; off += step)
+		condition_input(&c, buf + off, len - off < step ? len - off : step,
+		    bench_output, NULL);
+	condition_free(&c);
+	return bench_now() - t0;
+}
+
+/* The same hashes done directly: one SHA-256 per units_per_output bytes. */
+static double
+bench_sha256(const uint8_t *buf, size_t len)
+{
+	size_t chunk = condition_units_per_output(8, 1), off;
+	uint8_t out[CONDITION_OUTPUT_BYTES];
+	double t0 = bench_now();
+
+	for (off = 0; off + chunk <= len; off += chunk) {
+		gcry_md_hash_buffer(GCRY_MD_SHA256, out, buf + off, chunk);
+		bench_output(NULL, out, sizeof out, 0);
+	}
+	return bench_now() - t0;
+}
+
+/* Conditioner against raw SHA-256, interleaved over runs. */
+static int
+bench_condition_cmd(int argc, char **argv)
+{
+	size_t len;
+	uint8_t *buf;
+	int runs, r;
+
+	if (argc != 2 || atof(argv[0]) <= 0 || atoi(argv[1]) < 1) {
+		fprintf(stderr, "usage: entropyd-bench condition MB RUNS\n");
+		return EX_USAGE;
+	}
+	len = (size_t)(atof(argv[0]) * 1e6);
+	runs = atoi(argv[1]);
+	condition_global_init();
+	buf = xmalloc(len);
+	gcry_randomize(buf, len, GCRY_WEAK_RANDOM);
+	bench_sha256(buf, len);		/* warm up caches and the CPU */
+	for (r = 0; r < runs; r++) {
+		double tc = bench_condition(buf, len);
+		double ts = bench_sha256(buf, len);
+
+		printf("condition %.6f sha256 %.6f\n", tc, ts);
+	}
+	free(buf);
+	return bench_outputs == 0 ? EX_SOFTWARE : EX_OK;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* RDRAND64 in a loop for the given time, retrying as the source does. */
+__attribute__((target("rdrnd"))) static int
+bench_rdrand(double seconds)
+{
+	unsigned long long v, acc = 0;
+	uint64_t bytes = 0;
+	double t0 = bench_now(), t;
+	int i;
+
+	if (!__builtin_cpu_supports("rdrnd")) {
+		fprintf(stderr, "entropyd-bench: no RDRAND on this CPU\n");
+		return EX_UNAVAILABLE;
+	}
+	do {
+		for (i = 0; i < 4096; i++) {
+			while (!_rdrand64_step(&v))
+				;
+			acc ^= v;
+		}
+		bytes += 4096 * 8;
+		t = bench_now() - t0;
+	} while (t < seconds);
+	bench_sink[0] ^= (uint8_t)acc;
+	printf("rdrand %llu %.6f\n", (unsigned long long)bytes, t);
+	return EX_OK;
+}
+#else
+/* No RDRAND off x86. */
+static int
+bench_rdrand(double seconds)
+{
+	fprintf(stderr, "entropyd-bench: no RDRAND on this CPU\n");
+	return EX_UNAVAILABLE;
+}
+#endif
+
+/* Run one subcommand. */
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "condition") == 0)
+		return bench_condition_cmd(argc - 2, argv + 2);
+	if (argc == 3 && strcmp(argv[1], "rdrand") == 0 && atof(argv[2]) > 0)
+		return bench_rdrand(atof(argv[2]));
+	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | rdrand SECONDS\n");
+	return EX_USAGE;
+}

@@ -1,0 +1,260 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make bench: entropyd against what it replaces, side by side.  Each
+# comparison interleaves its two sides over BENCH_RUNS runs and prints one
+# line: both sides (medians), the ratio, the ratio's min/median/max over the
+# runs, and the target from the performance issue with PASS or MISS.
+#
+# Environment: BENCH_MB (test data, default 100), BENCH_RUNS (default 5),
+# BENCH_IDLE (seconds of the idle window, default 60), BENCH_NO_INSTALL=1
+# (never apt-get rngtest), top_builddir (where the binaries are).
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+mb=${BENCH_MB:-100}
+runs=${BENCH_RUNS:-5}
+idle=${BENCH_IDLE:-60}
+entropyd=$top_builddir/entropyd
+entropytest=$top_builddir/entropytest
+bench=$top_builddir/tests/bench/entropyd-bench
+shm=/dev/shm
+[ -d "$shm" ] && [ -w "$shm" ] || shm=${TMPDIR:-/tmp}
+work=$(mktemp -d "$shm/entropyd-bench.XXXXXX") || exit 1
+pids=""
+
+# Stop what was started (by PID) and remove the scratch directory.
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+for f in "$entropyd" "$entropytest" "$bench"; do
+	[ -x "$f" ] || { echo "bench: $f is not built (run make bench)" >&2; exit 1; }
+done
+
+# Seconds since the epoch, to the nanosecond.
+now() { date +%s.%N; }
+# calc EXPR: arithmetic on decimals.
+calc() { awk "BEGIN { printf \"%.9g\\n\", $* }"; }
+# Elapsed seconds of a command (its output thrown away).
+timed() {
+	t0=$(now)
+	"$@" >/dev/null 2>&1
+	t1=$(now)
+	calc "$t1 - $t0"
+}
+# min median max of the numbers on standard input, one per line.
+stats() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "- - -"; exit }
+	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+	printf "%.3g %.3g %.3g\n", v[1], m, v[NR] }'; }
+# median of the numbers on standard input.
+median() { stats | cut -d' ' -f2; }
+# Human rate: bytes per second as kB/s, MB/s or GB/s.
+rate() { awk -v r="$1" 'BEGIN { u = "B/s"; if (r >= 1e3) { r /= 1e3; u = "kB/s" }
+	if (r >= 1e3) { r /= 1e3; u = "MB/s" } if (r >= 1e3) { r /= 1e3; u = "GB/s" }
+	printf "%.3g %s", r, u }'; }
+# verdict VALUE OP TARGET: PASS or MISS.
+verdict() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {
+	ok = op == ">=" ? v >= t : v <= t; print ok ? "PASS" : "MISS" }'; }
+# line FIGURE TEXT: one figure line.
+line() { printf '%-12s %s\n' "$1" "$2"; }
+# ratio_line FIGURE LEFT RIGHT RATIOS_FILE OP TARGET: both sides, ratios, target.
+ratio_line() {
+	set -- "$1" "$2" "$3" "$(stats <"$4")" "$5" "$6"
+	med=$(echo "$4" | cut -d' ' -f2)
+	line "$1" "$2 | $3 | ratio $med (min/median/max $(echo "$4" | tr ' ' /)) | target $5 $6 $(verdict "$med" "$5" "$6")"
+}
+
+echo "entropyd bench: ${mb} MB of test data in $shm, $runs runs per comparison"
+
+# --- FIPS testing: entropytest against rngtest on the same data ---------------
+if ! command -v rngtest >/dev/null 2>&1 && [ "${BENCH_NO_INSTALL:-0}" != 1 ] &&
+    [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "bench: installing rngtest (rng-tools-debian)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q rng-tools-debian >/dev/null 2>&1 ||
+	    { apt-get update -q >/dev/null 2>&1 &&
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q rng-tools-debian >/dev/null 2>&1; }
+fi
+head -c $((mb * 1000000)) /dev/urandom >"$work/data"
+bytes=$(stat -c %s "$work/data")
+if command -v rngtest >/dev/null 2>&1; then
+	: >"$work/fips.ratio"
+	: >"$work/fips.et"
+	: >"$work/fips.rt"
+	r=0
+	while [ $r -lt "$runs" ]; do
+		tr=$(timed rngtest <"$work/data")
+		te=$(timed "$entropytest" <"$work/data")
+		echo "$tr" >>"$work/fips.rt"
+		echo "$te" >>"$work/fips.et"
+		calc "$tr / $te" >>"$work/fips.ratio"
+		r=$((r + 1))
+	done
+	emed=$(median <"$work/fips.et")
+	rmed=$(median <"$work/fips.rt")
+	ratio_line fips "entropytest $(rate "$(calc "$bytes / $emed")")" \
+	    "rngtest $(rate "$(calc "$bytes / $rmed")")" \
+	    "$work/fips.ratio" ">=" 40
+	# Failure counts per test, side by side; they must be identical.
+	rngtest <"$work/data" 2>"$work/r.err" >/dev/null
+	"$entropytest" <"$work/data" 2>"$work/e.err" >/dev/null
+	counts=""
+	same=1
+	for t in "failures" "Monobit" "Poker" "Runs" "Long run" "Continuous run"; do
+		rc=$(sed -n "s/^rngtest: FIPS 140-2.* $t: //p" "$work/r.err")
+		ec=$(sed -n "s/^entropytest: FIPS 140-2.* $t: //p" "$work/e.err")
+		counts="$counts $(echo "$t" | tr ' A-Z' '_a-z') $ec/$rc"
+		[ -n "$rc" ] && [ "$rc" = "$ec" ] || same=0
+	done
+	if [ $same = 1 ]; then
+		line fips-counts "entropytest/rngtest:$counts | identical"
+	else
+		line fips-counts "entropytest/rngtest:$counts | MISMATCH"
+	fi
+else
+	line fips "skipped: rngtest is not installed (apt-get install rng-tools-debian)"
+	line fips-counts "skipped: rngtest is not installed"
+fi
+
+# --- Conditioning: the conditioner against raw SHA-256 -----------------------
+"$bench" condition "$mb" "$runs" >"$work/cond" || { echo "bench: entropyd-bench failed" >&2; exit 1; }
+awk '{ print $4 / $2 }' "$work/cond" >"$work/cond.ratio"
+cmed=$(awk '{ print $2 }' "$work/cond" | median)
+smed=$(awk '{ print $4 }' "$work/cond" | median)
+ratio_line condition "conditioner $(rate "$(calc "$bytes / $cmed")")" \
+    "raw SHA-256 $(rate "$(calc "$bytes / $smed")")" "$work/cond.ratio" ">=" 0.9
+
+# --- Pipeline: a fast source through FIPS and SHA to a file sink -------------
+# pipeline_run NAME SECONDS|- DAEMON-ARGS...: bytes per second of the daemon
+# reading the source to a file sink on tmpfs (to the source's end, or for
+# SECONDS), measured from exec to the last byte written.
+pipeline_run() {
+	name=$1
+	secs=$2
+	shift 2
+	rm -f "$work/out" "$work/plog"
+	t0=$(now)
+	"$entropyd" -f -d --control-socket "$work/ctl.sock" -o "$work/out" "$@" 2>"$work/plog" &
+	pid=$!
+	pids="$pids $pid"
+	if [ "$secs" = - ]; then
+		while kill -0 "$pid" 2>/dev/null && ! grep -q "source drained" "$work/plog"; do
+			sleep 0.01
+		done
+	else
+		sleep "$secs"
+	fi
+	t1=$(now)
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "$(stat -c %s "$work/out" 2>/dev/null || echo 0) $t0 $t1" |
+	    awk '{ printf "%.6g\n", $1 / ($3 - $2) }'
+}
+# pipeline_case NAME SECONDS|- RAW-COMMAND -- DAEMON-ARGS...: one figure line,
+# the daemon's output rate (input bytes credited) against the raw source.
+pipeline_case() {
+	name=$1
+	secs=$2
+	raw=$3
+	shift 4
+	: >"$work/pipe.ratio"
+	: >"$work/pipe.d"
+	: >"$work/pipe.r"
+	r=0
+	while [ $r -lt "$runs" ]; do
+		# The file sink gets 32 bytes per 40 bytes of input (SHA-256 per 320 bits).
+		d=$(pipeline_run "$name" "$secs" "$@" | awk '{ print $1 * 40 / 32 }')
+		w=$(sh -c "$raw")
+		echo "$d" >>"$work/pipe.d"
+		echo "$w" >>"$work/pipe.r"
+		echo "$d $w" | awk '{ print ($2 > 0 ? $1 / $2 : 0) }' >>"$work/pipe.ratio"
+		r=$((r + 1))
+	done
+	ratio_line "pipeline" "$name via entropyd $(rate "$(median <"$work/pipe.d")")" \
+	    "$name raw $(rate "$(median <"$work/pipe.r")")" "$work/pipe.ratio" ">=" 0.6
+}
+# The file source on tmpfs, credited 8 bits per byte; raw: cat to /dev/null.
+pipeline_case "file (tmpfs)" - \
+    "t0=\$(date +%s.%N); cat '$work/data' >/dev/null; t1=\$(date +%s.%N); echo \"$bytes \$t0 \$t1\" | awk '{ printf \"%.6g\", \$1 / (\$3 - \$2) }'" -- \
+    -x all -n file -O "file:path:$work/data" -O file:entropy:8
+# RDRAND where the daemon has it and says it is usable here.
+if "$entropyd" -l 2>/dev/null | grep -q '^rdrand .* yes'; then
+	pipeline_case rdrand 3 "'$bench' rdrand 1 | awk '{ printf \"%.6g\", \$2 / \$3 }'" -- -x all -n rdrand
+fi
+
+# --- Start-up and idle: the daemon with its default sources, as root ---------
+if [ "$(id -u)" -ne 0 ]; then
+	line startup "skipped: crediting the kernel needs root"
+	line idle-wakeups "skipped: needs root (the daemon with its default sources)"
+	line idle-cpu "skipped: needs root"
+	line idle-rss "skipped: needs root"
+	exit 0
+fi
+
+# start_daemon: entropyd -f -d with the default sources; sets $pid.
+start_daemon() {
+	"$entropyd" -f -d --control-socket "$work/ctl.sock" -R "${1:-60}" 2>"$work/dlog" &
+	pid=$!
+	pids="$pids $pid"
+}
+# wait_feed TENTHS: wait for the first credited feed, up to TENTHS tenths of a second.
+wait_feed() {
+	n=0
+	while ! grep -q "first feed" "$work/dlog"; do
+		kill -0 "$pid" 2>/dev/null || return 1
+		[ $n -ge "$1" ] && return 1
+		sleep 0.01
+		n=$((n + 1))
+	done
+}
+sources=$("$entropyd" -l 2>/dev/null | awk 'NR > 1 && $3 == "yes" { printf "%s%s", s, $1; s = "," }')
+
+: >"$work/start"
+r=0
+while [ $r -lt "$runs" ]; do
+	t0=$(now)
+	start_daemon
+	if wait_feed 3000; then
+		calc "$(now) - $t0" >>"$work/start"
+	fi
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	r=$((r + 1))
+done
+if [ -s "$work/start" ]; then
+	s=$(stats <"$work/start")
+	line startup "exec to first credited feed (${sources:-no sources}) $(echo "$s" | cut -d' ' -f2) s (min/median/max $(echo "$s" | tr ' ' /)) | target: per source issue (none set here)"
+else
+	line startup "MISS: no credited feed within 30 s (${sources:-no sources}); $(tail -1 "$work/dlog")"
+fi
+
+# wakeups PID: voluntary + involuntary context switches of every thread.
+wakeups() {
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+	    awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { n += $2 } END { print n + 0 }'
+}
+# cputicks PID: user + system time in clock ticks.
+cputicks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
+# Top-ups later than the window, so every wake-up in it is one between top-ups.
+start_daemon 86400
+if wait_feed 3000; then
+	sleep 2
+	w0=$(wakeups "$pid")
+	c0=$(cputicks "$pid")
+	sleep "$idle"
+	w1=$(wakeups "$pid")
+	c1=$(cputicks "$pid")
+	hwm=$(awk '/^VmHWM:/ { print $2 }' /proc/"$pid"/status)
+	hz=$(getconf CLK_TCK)
+	wk=$((w1 - w0))
+	cpu=$(calc "($c1 - $c0) / $hz" | awk '{ printf "%.3g", $1 }')
+	line idle-wakeups "$wk wake-ups in ${idle} s quiet (all threads, no top-up due) | target 0 $(verdict "$wk" "<=" 0)"
+	line idle-cpu "$cpu s CPU in ${idle} s quiet | target 0 $(verdict "$cpu" "<=" 0)"
+	rss=$(echo "$hwm" | awk '{ printf "%.3g", $1 / 1024 }')
+	line idle-rss "peak RSS (VmHWM) $rss MB | target <= 4 MB $(verdict "$rss" "<=" 4)"
+else
+	line idle-wakeups "MISS: no credited feed within 30 s; $(tail -1 "$work/dlog")"
+	line idle-cpu "MISS: the daemon did not settle"
+	line idle-rss "MISS: the daemon did not settle"
+fi
