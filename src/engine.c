@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "control.h"
 #include "engine.h"
 #include "log.h"
 #include "reader.h"
@@ -473,6 +474,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	static const struct registry_hooks hooks = { engine_added, engine_removed };
 	struct entropyd_instance *inst;
 	size_t i;
+	int rc;
 
 	memset(&engine, 0, sizeof engine);
 	engine.cfg = cfg;
@@ -480,6 +482,10 @@ engine_run(const struct config *cfg, struct sink *sink)
 	engine.exit_code = EX_OK;
 	if ((engine.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
+	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
+		event_base_free(engine.base);
+		return rc;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	reader_global_init();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
@@ -498,6 +504,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	registry_set_hooks(&hooks);
 	engine_probe_all();
 	event_base_dispatch(engine.base);
+	control_stop();
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		engine_close(inst);

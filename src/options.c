@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 enum {
 	OPT_PLUGIN_DIR = 256,
 	OPT_CONTROL_SOCKET,
+	OPT_HEALTH_LISTEN,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -44,6 +46,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "health-listen", required_argument, NULL, OPT_HEALTH_LISTEN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -197,6 +200,34 @@ options_entropy_bits(const char *s, double *bits)
 		return -1;
 	*bits = v;
 	return 0;
+}
+
+/* Split ADDR:PORT or [ADDR]:PORT; the address must be numeric. */
+int
+options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
+{
+	const char *colon, *start = s, *end;
+	unsigned char bin[sizeof(struct in6_addr)];
+	size_t len;
+
+	if (*s == '[') {
+		start = s + 1;
+		if ((end = strchr(start, ']')) == NULL || end[1] != ':')
+			return -1;
+		colon = end + 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL)
+			return -1;
+		end = colon;
+	}
+	len = (size_t)(end - start);
+	if (len == 0 || len >= addrlen)
+		return -1;
+	memcpy(addr, start, len);
+	addr[len] = '\0';
+	if (inet_pton(AF_INET, addr, bin) != 1 && inet_pton(AF_INET6, addr, bin) != 1)
+		return -1;
+	return parse_unsigned(colon + 1, 1, 65535, port);
 }
 
 /* Handle one -O argument: SOURCE alone, or SOURCE:KEY:VALUE. */
@@ -356,6 +387,17 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'i':
 		cfg->ignorefail = true;
 		break;
+	case OPT_HEALTH_LISTEN: {
+		char addr[64];
+		unsigned port;
+
+		if (options_listen_addr(arg, addr, sizeof addr, &port) != 0)
+			return usage_error(err, errlen,
+			    "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] address and a "
+			    "port from 1 to 65535)", flag, arg);
+		set_string(&cfg->health_listen, arg);
+		break;
+	}
 	case 'D':
 		if (!valid_user_group(arg))
 			return usage_error(err, errlen, "%s: '%s' is not valid, expected USER:GROUP",
@@ -446,6 +488,7 @@ options_usage(FILE *f)
 	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
+	    "                [--health-listen addr:port]\n"
 	    "\n"
 	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
@@ -482,7 +525,11 @@ options_usage(FILE *f)
 	    "  -v, --version                print the version and exit\n"
 	    "  -h, --help                   print this help and exit\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
-	    "      --control-socket PATH    status socket (default: %s)\n"
+	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"
+	    "                               (default: %s)\n"
+	    "      --health-listen ADDR:PORT\n"
+	    "                               serve the same over TCP too; use a loopback\n"
+	    "                               address such as 127.0.0.1:9181\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
 	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
@@ -516,5 +563,6 @@ options_free(struct config *cfg)
 	free(cfg->drop_privileges);
 	free(cfg->plugin_dir);
 	free(cfg->control_socket);
+	free(cfg->health_listen);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -38,6 +38,7 @@ struct config {
 	bool help;                /* -h */
 	char *plugin_dir;         /* --plugin-dir, default PLUGINDIR */
 	char *control_socket;     /* --control-socket, default RUNDIR "/entropyd.sock" */
+	char *health_listen;      /* --health-listen ADDR:PORT, default NULL (no TCP) */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
@@ -64,5 +65,10 @@ void options_free(struct config *cfg);
  * lowers the source's own estimate is for the caller to check.
  */
 int options_entropy_bits(const char *s, double *bits);
+/*
+ * Split --health-listen ADDR:PORT ([ADDR]:PORT for IPv6) into a numeric
+ * IPv4 or IPv6 address and a port from 1 to 65535. 0 or -1.
+ */
+int options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port);
 
 #endif
