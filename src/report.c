@@ -379,10 +379,21 @@ report_family(struct evbuffer *buf, const char *name, const char *type, const ch
 	    name, type);
 }
 
-/* One sample of a per-source family: entropyd_NAME{source="..."[,KEY="..."]} V. */
+/* A value: v / div, exactly (div is 1, or 8 for bits as bytes). */
+static void
+report_value(struct evbuffer *buf, uint64_t v, unsigned div)
+{
+	if (v % div == 0)
+		evbuffer_add_printf(buf, "%" PRIu64 "\n", v / div);
+	else
+		evbuffer_add_printf(buf, "%" PRIu64 ".%03u\n", v / div,
+		    (unsigned)(v % div * 1000 / div));
+}
+
+/* One sample of a per-source family: entropyd_NAME{source="..."[,KEY="..."]} V/div. */
 static void
 report_sample_line(struct evbuffer *buf, const char *name, const char *source,
-    const char *key, const char *value, uint64_t v)
+    const char *key, const char *value, uint64_t v, unsigned div)
 {
 	evbuffer_add_printf(buf, "entropyd_%s{source=\"", name);
 	report_label(buf, source);
@@ -390,19 +401,21 @@ report_sample_line(struct evbuffer *buf, const char *name, const char *source,
 		evbuffer_add_printf(buf, "\",%s=\"", key);
 		report_label(buf, value);
 	}
-	evbuffer_add_printf(buf, "\"} %" PRIu64 "\n", v);
+	evbuffer_add(buf, "\"} ", 3);
+	report_value(buf, v, div);
 }
 
 /* A per-source counter family, read from each instance's pipeline counters. */
 static void
-report_counter(struct evbuffer *buf, const char *name, const char *help, size_t offset)
+report_counter(struct evbuffer *buf, const char *name, const char *help, size_t offset,
+    unsigned div)
 {
 	struct entropyd_instance *inst;
 
 	report_family(buf, name, "counter", help);
 	TAILQ_FOREACH(inst, &registry_instances, all)
 		report_sample_line(buf, name, inst->name, NULL, NULL,
-		    *(const uint64_t *)(const void *)((const char *)&inst->pipe.count + offset));
+		    *(const uint64_t *)(const void *)((const char *)&inst->pipe.count + offset), div);
 }
 
 void
@@ -415,39 +428,40 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	evbuffer_add_printf(buf, "entropyd_build_info{version=\"%s\",abi=\"%d.%d\"} 1\n",
 	    PACKAGE_VERSION, ENTROPYD_SOURCE_ABI_MAJOR, ENTROPYD_SOURCE_ABI_MINOR);
 	report_counter(buf, "bytes_read_total", "Bytes read from the source.",
-	    offsetof(struct pipeline_counters, bytes_read));
+	    offsetof(struct pipeline_counters, bytes_read), 1);
 	report_counter(buf, "bytes_fed_total", "Conditioned bytes of the source taken by the sink.",
-	    offsetof(struct pipeline_counters, bytes_taken));
-	report_counter(buf, "bits_credited_total",
-	    "Bits of the source credited to the kernel's pool.",
-	    offsetof(struct pipeline_counters, bits_credited));
+	    offsetof(struct pipeline_counters, bytes_taken), 1);
+	report_counter(buf, "credited_bytes_total",
+	    "Entropy of the source credited to the kernel's pool, in bytes (bits / 8).",
+	    offsetof(struct pipeline_counters, bits_credited), 8);
 	report_counter(buf, "blocks_tested_total", "FIPS 140-2 blocks tested.",
-	    offsetof(struct pipeline_counters, blocks_tested));
+	    offsetof(struct pipeline_counters, blocks_tested), 1);
 	report_counter(buf, "blocks_failed_total", "FIPS 140-2 blocks failed and discarded.",
-	    offsetof(struct pipeline_counters, blocks_failed));
+	    offsetof(struct pipeline_counters, blocks_failed), 1);
 	report_counter(buf, "samples_tested_total", "Raw noise samples tested (SP 800-90B).",
-	    offsetof(struct pipeline_counters, samples_tested));
+	    offsetof(struct pipeline_counters, samples_tested), 1);
 	report_family(buf, "test_failures_total", "counter",
 	    "Health test failures by test (one block can fail several).");
 	TAILQ_FOREACH(inst, &registry_instances, all)
 		for (t = 0; t < PIPELINE_NTESTS; t++)
 			report_sample_line(buf, "test_failures_total", inst->name, "test",
 			    pipeline_test_key((enum pipeline_test)t),
-			    inst->pipe.count.test_failures[t]);
+			    inst->pipe.count.test_failures[t], 1);
 	report_family(buf, "source_state", "gauge",
 	    "Source state: 1 for the current state, 0 for the others.");
 	TAILQ_FOREACH(inst, &registry_instances, all)
 		for (st = INSTANCE_ABSENT; st <= INSTANCE_DRAINED; st++)
 			report_sample_line(buf, "source_state", inst->name, "state",
-			    registry_state_name((enum instance_state)st), (int)inst->state == st);
+			    registry_state_name((enum instance_state)st), (int)inst->state == st, 1);
 	report_family(buf, "kernel_feeds_total", "counter",
 	    "Writes to the sink (RNDADDENTROPY calls for the kernel).");
 	evbuffer_add_printf(buf, "entropyd_kernel_feeds_total{sink=\"%s\"} %" PRIu64 "\n",
 	    sink_kind_name(s->kind), s->feeds);
-	report_family(buf, "kernel_bits_credited_total", "counter",
-	    "Bits credited to the kernel's pool, all sources.");
-	evbuffer_add_printf(buf, "entropyd_kernel_bits_credited_total{sink=\"%s\"} %" PRIu64 "\n",
-	    sink_kind_name(s->kind), s->bits_credited);
+	report_family(buf, "kernel_credited_bytes_total", "counter",
+	    "Entropy credited to the kernel's pool, all sources, in bytes (bits / 8).");
+	evbuffer_add_printf(buf, "entropyd_kernel_credited_bytes_total{sink=\"%s\"} ",
+	    sink_kind_name(s->kind));
+	report_value(buf, s->bits_credited, 8);
 	report_family(buf, "sink_bytes_written_total", "counter", "Bytes written to the sink.");
 	evbuffer_add_printf(buf, "entropyd_sink_bytes_written_total{sink=\"%s\"} %" PRIu64 "\n",
 	    sink_kind_name(s->kind), s->bytes_written);
