@@ -202,7 +202,7 @@ options_entropy_bits(const char *s, double *bits)
 	return 0;
 }
 
-/* Split ADDR:PORT or [ADDR]:PORT; the address must be numeric. */
+/* Split IPV4:PORT or [IPV6]:PORT. */
 int
 options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
 {
@@ -225,7 +225,8 @@ options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
 		return -1;
 	memcpy(addr, start, len);
 	addr[len] = '\0';
-	if (inet_pton(AF_INET, addr, bin) != 1 && inet_pton(AF_INET6, addr, bin) != 1)
+	/* IPv6 only in brackets, so that the port is never part of the address. */
+	if (inet_pton(start == s ? AF_INET : AF_INET6, addr, bin) != 1)
 		return -1;
 	return parse_unsigned(colon + 1, 1, 65535, port);
 }

@@ -66,8 +66,8 @@ void options_free(struct config *cfg);
  */
 int options_entropy_bits(const char *s, double *bits);
 /*
- * Split --health-listen ADDR:PORT ([ADDR]:PORT for IPv6) into a numeric
- * IPv4 or IPv6 address and a port from 1 to 65535. 0 or -1.
+ * Split --health-listen ADDR:PORT (a numeric IPv4 address, or an IPv6 one
+ * in brackets) into the address and a port from 1 to 65535. 0 or -1.
  */
 int options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port);
 
