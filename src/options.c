@@ -533,9 +533,10 @@ options_usage(FILE *f)
 	    "                               address such as 127.0.0.1:9181\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
-	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
-	    "or output, or another instance runs; 74 output write error; 77 crediting the\n"
-	    "kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
+	    "supported, or --health-listen cannot listen; 70 internal error; 71 system\n"
+	    "error; 73 cannot create the pidfile, output or --control-socket, or another\n"
+	    "instance runs; 74 output write error; 77 crediting the kernel needs\n"
+	    "CAP_SYS_ADMIN (run as root, or use -t).\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
 	    RUNDIR "/entropyd.sock");
 }
