@@ -211,7 +211,7 @@ control_rate(int fd, short what, void *arg)
 static int
 control_mkdirs(const char *path)
 {
-	char *dir = xstrdup(path), *p;
+	char *dir = xstrdup(path), *p, c;
 	int rc = 0;
 
 	if ((p = strrchr(dir, '/')) == NULL || p == dir) {
@@ -222,8 +222,7 @@ control_mkdirs(const char *path)
 	for (p = dir + 1; rc == 0; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
-		char c = *p;
-
+		c = *p;
 		*p = '\0';
 		if (mkdir(dir, 0755) == -1 && errno != EEXIST)
 			rc = -1;
