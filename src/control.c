@@ -387,9 +387,10 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	evhttp_set_max_headers_size(control->http, CONTROL_MAX_HEADERS_BYTES);
 	evhttp_set_max_body_size(control->http, CONTROL_MAX_BODY_BYTES);
 	evhttp_set_timeout(control->http, control_timeout());
+	/* Every method evhttp knows reaches control_request, which answers 405. */
 	evhttp_set_allowed_methods(control->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
-	    EVHTTP_REQ_PATCH);
+	    EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
 	evhttp_set_gencb(control->http, control_request, NULL);
 	evhttp_set_bevcb(control->http, control_new_bev, NULL);
 	control->ev_adopt = event_new(base, -1, 0, control_adopt, NULL);

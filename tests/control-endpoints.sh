@@ -5,7 +5,7 @@
 # fail, --health-listen on loopback, stale and live sockets.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
-plan 38
+plan 39
 
 sock=$tmp/ctl/entropyd.sock
 feed_random "$tmp/in"
@@ -101,6 +101,8 @@ check "unknown path: 404 with a JSON error" test \
 ucurl "$sock" /health -X POST -D "$tmp/405.hdr" -o /dev/null
 check "POST /health: 405 with Allow: GET, HEAD" sh -c \
     "grep -q '^HTTP/1.1 405' '$tmp/405.hdr' && grep -qi '^Allow: GET, HEAD' '$tmp/405.hdr'"
+ucurl "$sock" /metrics -X TRACE -D "$tmp/405b.hdr" -o /dev/null
+check "TRACE /metrics: 405 too" grep -q '^HTTP/1.1 405' "$tmp/405b.hdr"
 ucurl "$sock" /sources/nosuch -D "$tmp/404b.hdr" -o /dev/null
 check "/sources/NOSUCH: 404" grep -q '^HTTP/1.1 404' "$tmp/404b.hdr"
 
