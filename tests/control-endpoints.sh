@@ -155,6 +155,7 @@ json 'd["checks"]["file:failedBlocks"][0]["output"]' <"$tmp/z.json" >"$tmp/z.why
 check "zeros: the check says the source was suspended and why" \
     grep -q '^suspended after [0-9]* failed blocks .*monobit [1-9]' "$tmp/z.why"
 wait_for 300 sh -c "'$entropyctl' -s '$zsock' health >'$tmp/zctl'; test \$? -eq 2"
+cat "$tmp/zctl" | sed "s/^/# zctl: /"
 check "zeros: entropyctl health exits 2 with a CRITICAL line saying why" sh -c \
     "grep -q '^ENTROPYD CRITICAL' '$tmp/zctl' && grep -q 'suspended after' '$tmp/zctl'"
 ucurl "$zsock" /metrics -o "$tmp/zm"

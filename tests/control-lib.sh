@@ -6,17 +6,19 @@ entropyctl=$top_builddir/entropyctl
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed (needed to read JSON)"
 command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
 
-# Feed FIFO $1 with random bytes, about 1 MB/s, until the test ends.
+# Feed FIFO $1 with random bytes, about 1 MB/s, until the test ends. The
+# writer keeps the FIFO open across readers (a daemon suspending or closing
+# the source, the next daemon opening it).
 feed_random() {
 	mkfifo "$1"
-	(while :; do head -c 100000 /dev/urandom || exit 0; sleep 0.1; done >"$1") 2>/dev/null &
+	(while :; do head -c 100000 /dev/urandom; sleep 0.1; done >"$1") 2>/dev/null &
 	track $!
 }
 
-# Feed FIFO $1 with zeros for as long as it is read.
+# Feed FIFO $1 with zeros whenever it is read, until the test ends.
 feed_zeros() {
 	mkfifo "$1"
-	cat /dev/zero >"$1" 2>/dev/null &
+	(while :; do cat /dev/zero; sleep 0.1; done >"$1") 2>/dev/null &
 	track $!
 }
 
