@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "capture.h"
+#include "control.h"
 #include "engine.h"
 #include "hostmix.h"
 #include "log.h"
@@ -552,6 +553,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	static const struct registry_hooks hooks = { engine_added, engine_removed };
 	struct entropyd_instance *inst;
 	size_t i;
+	int rc;
 
 	memset(&engine, 0, sizeof engine);
 	engine.cfg = cfg;
@@ -559,6 +561,10 @@ engine_run(const struct config *cfg, struct sink *sink)
 	engine.exit_code = EX_OK;
 	if ((engine.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
+	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
+		event_base_free(engine.base);
+		return rc;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	reader_global_init();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
@@ -588,6 +594,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	engine_notify_status();
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
+	control_stop();
 
 	/* Interrupt every blocked reader at once, then close them one by one. */
 	TAILQ_FOREACH(inst, &registry_instances, all)

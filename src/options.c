@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -18,6 +19,7 @@ enum {
 	OPT_NO_HOST_MIX,
 	OPT_NO_RESEED,
 	OPT_CAPTURE,
+	OPT_HEALTH_LISTEN,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -50,6 +52,7 @@ static const struct option long_options[] = {
 	{ "no-host-mix", no_argument, NULL, OPT_NO_HOST_MIX },
 	{ "no-reseed", no_argument, NULL, OPT_NO_RESEED },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
+	{ "health-listen", required_argument, NULL, OPT_HEALTH_LISTEN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -203,6 +206,35 @@ options_entropy_bits(const char *s, double *bits)
 		return -1;
 	*bits = v;
 	return 0;
+}
+
+/* Split IPV4:PORT or [IPV6]:PORT. */
+int
+options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
+{
+	const char *colon, *start = s, *end;
+	unsigned char bin[sizeof(struct in6_addr)];
+	size_t len;
+
+	if (*s == '[') {
+		start = s + 1;
+		if ((end = strchr(start, ']')) == NULL || end[1] != ':')
+			return -1;
+		colon = end + 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL)
+			return -1;
+		end = colon;
+	}
+	len = (size_t)(end - start);
+	if (len == 0 || len >= addrlen)
+		return -1;
+	memcpy(addr, start, len);
+	addr[len] = '\0';
+	/* IPv6 only in brackets, so that the port is never part of the address. */
+	if (inet_pton(start == s ? AF_INET : AF_INET6, addr, bin) != 1)
+		return -1;
+	return parse_unsigned(colon + 1, 1, 65535, port);
 }
 
 /* Handle one -O argument: SOURCE alone, or SOURCE:KEY:VALUE. */
@@ -400,6 +432,17 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'i':
 		cfg->ignorefail = true;
 		break;
+	case OPT_HEALTH_LISTEN: {
+		char addr[64];
+		unsigned port;
+
+		if (options_listen_addr(arg, addr, sizeof addr, &port) != 0)
+			return usage_error(err, errlen,
+			    "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] address and a "
+			    "port from 1 to 65535)", flag, arg);
+		set_string(&cfg->health_listen, arg);
+		break;
+	}
 	case 'D':
 		if (!valid_user_group(arg))
 			return usage_error(err, errlen, "%s: '%s' is not valid, expected USER:GROUP",
@@ -494,6 +537,7 @@ options_usage(FILE *f)
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
 	    "                [--no-host-mix] [--no-reseed]\n"
 	    "                [--capture source:count:path]\n"
+	    "                [--health-listen addr:port]\n"
 	    "\n"
 	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
@@ -530,17 +574,22 @@ options_usage(FILE *f)
 	    "  -v, --version                print the version and exit\n"
 	    "  -h, --help                   print this help and exit\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
-	    "      --control-socket PATH    status socket (default: %s)\n"
 	    "      --no-host-mix            do not mix host-unique data (machine-id, DMI,\n"
 	    "                               MACs) into the pool uncredited at start\n"
 	    "      --no-reseed              no RNDRESEEDCRNG after each top-up\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
 	    "                               byte, to PATH for SP 800-90B assessment\n"
+	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"
+	    "                               (default: %s)\n"
+	    "      --health-listen ADDR:PORT\n"
+	    "                               serve the same over TCP too; use a loopback\n"
+	    "                               address such as 127.0.0.1:9181\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
-	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
-	    "or output, or another instance runs; 74 output write error; 77 crediting the\n"
-	    "kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
+	    "supported, or --health-listen cannot listen; 70 internal error; 71 system\n"
+	    "error; 73 cannot create the pidfile, output or --control-socket, or another\n"
+	    "instance runs; 74 output write error; 77 crediting the kernel needs\n"
+	    "CAP_SYS_ADMIN (run as root, or use -t).\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
 	    RUNDIR "/entropyd.sock");
 }
@@ -571,5 +620,6 @@ options_free(struct config *cfg)
 	free(cfg->control_socket);
 	free(cfg->capture_source);
 	free(cfg->capture_path);
+	free(cfg->health_listen);
 	memset(cfg, 0, sizeof *cfg);
 }

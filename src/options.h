@@ -43,6 +43,7 @@ struct config {
 	char *capture_source;     /* --capture SOURCE:COUNT:PATH, NULL when not given */
 	unsigned long capture_count; /* 1..OPTIONS_MAX_CAPTURE */
 	char *capture_path;
+	char *health_listen;      /* --health-listen ADDR:PORT, default NULL (no TCP) */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
@@ -71,5 +72,10 @@ void options_free(struct config *cfg);
  * lowers the source's own estimate is for the caller to check.
  */
 int options_entropy_bits(const char *s, double *bits);
+/*
+ * Split --health-listen ADDR:PORT (a numeric IPv4 address, or an IPv6 one
+ * in brackets) into the address and a port from 1 to 65535. 0 or -1.
+ */
+int options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port);
 
 #endif

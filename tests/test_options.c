@@ -472,3 +472,42 @@ Test(options, usage_lists_every_flag)
 		cr_assert_not_null(strstr(text, *p), "--help lacks '%s'", *p);
 	free(text);
 }
+
+/* --health-listen (branch health): ADDR:PORT, numeric, port 1..65535. */
+Test(options, health_listen)
+{
+	char addr[64];
+	unsigned port;
+
+	PARSE_OK(NULL);
+	cr_assert_null(cfg.health_listen, "no TCP unless asked for");
+	options_free(&cfg);
+	PARSE_OK("--health-listen", "127.0.0.1:9181");
+	cr_assert_str_eq(cfg.health_listen, "127.0.0.1:9181");
+	cr_assert_eq(options_listen_addr("127.0.0.1:9181", addr, sizeof addr, &port), 0);
+	cr_assert_str_eq(addr, "127.0.0.1");
+	cr_assert_eq(port, 9181);
+	cr_assert_eq(options_listen_addr("[::1]:80", addr, sizeof addr, &port), 0);
+	cr_assert_str_eq(addr, "::1");
+	cr_assert_eq(port, 80);
+	USAGE(("--health-listen", "localhost:80"), "--health-listen", "'localhost:80'", "ADDR:PORT");
+	USAGE(("--health-listen", "127.0.0.1"), "--health-listen", "ADDR:PORT");
+	USAGE(("--health-listen", "127.0.0.1:0"), "--health-listen", "65535");
+	USAGE(("--health-listen", "127.0.0.1:65536"), "--health-listen");
+	USAGE(("--health-listen", "::1:80"), "--health-listen");
+	USAGE(("--health-listen", "[::1]80"), "--health-listen");
+	USAGE(("--health-listen"), "--health-listen", "value is required");
+}
+
+Test(options, usage_lists_health_listen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	options_usage(f);
+	fclose(f);
+	cr_assert_not_null(strstr(text, "--health-listen ADDR:PORT"));
+	free(text);
+}

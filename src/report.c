@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <jansson.h>
+
+#include "log.h"
+#include "registry.h"
+#include "report.h"
+#include "sink.h"
+#include "xmalloc.h"
+
+/* One instance's counters at the start of its rate window, by name. */
+struct report_rate {
+	char *name;
+	uint64_t mark_ns;
+	uint64_t mark_read, mark_fed, mark_credited;
+	bool have;            /* a full window was measured */
+	double read_bps, fed_bps, credited_bps;
+};
+
+static struct report_rate *report_rates;
+static size_t report_nrates;
+static uint64_t report_epoch_ns; /* the first sample: rates start here */
+
+static const char *const report_status_names[] = {
+	[REPORT_PASS] = "pass",
+	[REPORT_WARN] = "warn",
+	[REPORT_FAIL] = "fail",
+};
+
+const char *
+report_status_name(enum report_status s)
+{
+	return report_status_names[s];
+}
+
+struct report_clock
+report_now(void)
+{
+	struct report_clock c = { .now_ns = registry_now_ns(), .wall = time(NULL) };
+
+	return c;
+}
+
+/* A monotonic time as an RFC 3339 UTC wall-clock time. */
+static json_t *
+report_time(const struct report_clock *c, uint64_t mono_ns)
+{
+	time_t t = c->wall;
+	struct tm tm;
+	char buf[32];
+
+	if (mono_ns <= c->now_ns)
+		t -= (time_t)((c->now_ns - mono_ns) / 1000000000u);
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+/* The rate entry of an instance, created on first sight counting from the epoch. */
+static struct report_rate *
+report_rate_of(const struct entropyd_instance *inst, const struct report_clock *c)
+{
+	struct report_rate *r;
+	size_t i;
+
+	for (i = 0; i < report_nrates; i++)
+		if (strcmp(report_rates[i].name, inst->name) == 0)
+			return &report_rates[i];
+	report_rates = xreallocarray(report_rates, report_nrates + 1, sizeof *report_rates);
+	r = &report_rates[report_nrates++];
+	*r = (struct report_rate){
+		.name = xstrdup(inst->name),
+		.mark_ns = report_epoch_ns != 0 ? report_epoch_ns : c->now_ns,
+	};
+	return r;
+}
+
+/* A counter's rise per second since a mark (0 when no time passed). */
+static double
+report_per_second(uint64_t now, uint64_t mark, uint64_t dt_ns)
+{
+	return dt_ns == 0 || now < mark ? 0.0 : (double)(now - mark) * 1e9 / (double)dt_ns;
+}
+
+void
+report_sample(const struct report_clock *c)
+{
+	struct entropyd_instance *inst;
+	struct report_rate *r;
+	const struct pipeline_counters *n;
+	uint64_t dt;
+
+	if (report_epoch_ns == 0)
+		report_epoch_ns = c->now_ns;
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		r = report_rate_of(inst, c);
+		n = &inst->pipe.count;
+		dt = c->now_ns - r->mark_ns;
+		if (dt == 0)
+			continue;
+		r->read_bps = report_per_second(n->bytes_read, r->mark_read, dt);
+		r->fed_bps = report_per_second(n->bytes_taken, r->mark_fed, dt);
+		r->credited_bps = report_per_second(n->bits_credited, r->mark_credited, dt);
+		r->have = true;
+		r->mark_ns = c->now_ns;
+		r->mark_read = n->bytes_read;
+		r->mark_fed = n->bytes_taken;
+		r->mark_credited = n->bits_credited;
+	}
+}
+
+void
+report_reset(void)
+{
+	size_t i;
+
+	for (i = 0; i < report_nrates; i++)
+		free(report_rates[i].name);
+	free(report_rates);
+	report_rates = NULL;
+	report_nrates = 0;
+	report_epoch_ns = 0;
+}
+
+/* Rates over the last full window, or since the first sample until there is one. */
+static json_t *
+report_rates_json(const struct entropyd_instance *inst, const struct report_clock *c)
+{
+	struct report_rate *r = report_rate_of(inst, c);
+	const struct pipeline_counters *n = &inst->pipe.count;
+	uint64_t dt = c->now_ns - r->mark_ns;
+
+	if (r->have)
+		return json_pack("{s:f, s:f, s:f, s:i}", "read_bytes_per_second", r->read_bps,
+		    "fed_bytes_per_second", r->fed_bps, "credited_bits_per_second", r->credited_bps,
+		    "window_seconds", (json_int_t)(REPORT_RATE_WINDOW_MS / 1000));
+	return json_pack("{s:f, s:f, s:f, s:f}",
+	    "read_bytes_per_second", report_per_second(n->bytes_read, r->mark_read, dt),
+	    "fed_bytes_per_second", report_per_second(n->bytes_taken, r->mark_fed, dt),
+	    "credited_bits_per_second", report_per_second(n->bits_credited, r->mark_credited, dt),
+	    "window_seconds", (double)dt / 1e9);
+}
+
+/* A counter as a JSON integer (jansson's are signed 64-bit). */
+static json_t *
+report_count(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/* An instance's health: running passes, starting warns, the rest fail. */
+static enum report_status
+report_instance_status(const struct entropyd_instance *inst)
+{
+	switch (inst->state) {
+	case INSTANCE_RUNNING:
+		return REPORT_PASS;
+	case INSTANCE_STARTING:
+		return REPORT_WARN;
+	default:
+		return REPORT_FAIL;
+	}
+}
+
+/* Why an instance is not passing, for a check's output (buf holds its last error). */
+static const char *
+report_instance_output(struct entropyd_instance *inst, char *buf, size_t len)
+{
+	registry_copy_error(inst, buf, len);
+	if (buf[0] != '\0')
+		return buf;
+	switch (inst->state) {
+	case INSTANCE_STARTING:
+		return "start-up tests not yet passed";
+	case INSTANCE_DRAINED:
+		return "input ended";
+	case INSTANCE_SUSPENDED:
+		return "suspended after failed health tests";
+	default:
+		return "not open";
+	}
+}
+
+/* One check object as the draft shapes it; output only when not passing. */
+static json_t *
+report_check(const char *id, const char *type, json_t *value, const char *unit,
+    enum report_status status, json_t *time, const char *output)
+{
+	json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:o}", "componentId", id,
+	    "componentType", type, "observedValue", value, "status", report_status_name(status),
+	    "time", time);
+
+	if (unit != NULL)
+		json_object_set_new(o, "observedUnit", json_string(unit));
+	if (status != REPORT_PASS && output != NULL)
+		json_object_set_new(o, "output", json_string(output));
+	return o;
+}
+
+/* Add checks[key] = [check]. */
+static void
+report_add_check(json_t *checks, const char *component, const char *measurement, json_t *check)
+{
+	char *key;
+
+	xasprintf(&key, "%s:%s", component, measurement);
+	json_object_set_new(checks, key, json_pack("[o]", check));
+	free(key);
+}
+
+/* The sink's state as a JSON object. */
+static json_t *
+report_sink_json(const struct sink *s)
+{
+	static const char *const names[] = {
+		[SINK_OK] = "ok", [SINK_CLOSED] = "closed", [SINK_FAILED] = "failed",
+	};
+	json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o}",
+	    "kind", sink_kind_name(s->kind), "path", s->path ? s->path : "",
+	    "state", names[s->status],
+	    "bytes_written", report_count(s->bytes_written),
+	    "bits_credited", report_count(s->bits_credited),
+	    "feeds", report_count(s->feeds),
+	    "wanted_bits", json_integer(s->want_bits > 0 ? (json_int_t)s->want_bits : 0));
+
+	json_object_set_new(o, "error", s->status == SINK_OK ? json_null() :
+	    json_string(strerror(s->error)));
+	return o;
+}
+
+json_t *
+report_health(const struct sink *s, const struct report_clock *c, enum report_status *status)
+{
+	struct entropyd_instance *inst;
+	enum report_status st, overall = REPORT_PASS;
+	json_t *doc, *checks = json_object();
+	unsigned healthy = 0, total = 0;
+	const char *why = NULL;
+	bool sink_failed = s->status == SINK_FAILED;
+
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		const struct pipeline_counters *n = &inst->pipe.count;
+		char output[sizeof inst->last_error];
+
+		total++;
+		st = report_instance_status(inst);
+		if (st == REPORT_PASS)
+			healthy++;
+		else if (overall == REPORT_PASS)
+			overall = REPORT_WARN;
+		report_add_check(checks, inst->name, "state", report_check(inst->name,
+		    "entropy-source", json_string(registry_state_name(inst->state)), NULL, st,
+		    report_time(c, inst->state_since_ns), report_instance_output(inst, output,
+		    sizeof output)));
+		report_add_check(checks, inst->name, "failedBlocks", report_check(inst->name,
+		    "entropy-source", report_count(n->blocks_failed), "blocks",
+		    inst->state == INSTANCE_SUSPENDED ? REPORT_FAIL : REPORT_PASS,
+		    report_time(c, c->now_ns), report_instance_output(inst, output,
+		    sizeof output)));
+	}
+	report_add_check(checks, "sink", "bitsCredited", report_check(s->path ? s->path : "",
+	    sink_kind_name(s->kind), report_count(s->bits_credited), "bits",
+	    sink_failed ? REPORT_FAIL : REPORT_PASS, report_time(c, c->now_ns),
+	    sink_failed ? strerror(s->error) : NULL));
+	if (healthy == 0) {
+		overall = REPORT_FAIL;
+		why = total == 0 ? "no entropy source found" : "no healthy entropy source";
+	}
+	if (sink_failed) {
+		overall = REPORT_FAIL;
+		why = "the sink failed";
+	}
+	doc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "status",
+	    report_status_name(overall), "version", "1", "releaseId", PACKAGE_VERSION,
+	    "serviceId", "entropyd", "description", "entropyd hardware entropy daemon",
+	    "checks", checks, "sink", report_sink_json(s));
+	if (why != NULL)
+		json_object_set_new(doc, "output", json_string(why));
+	else if (overall == REPORT_WARN)
+		json_object_set_new(doc, "output", json_string("some sources are not running"));
+	*status = overall;
+	return doc;
+}
+
+/* Every detail of one instance. */
+static json_t *
+report_instance_json(struct entropyd_instance *inst, const struct report_clock *c)
+{
+	char last_error[sizeof inst->last_error];
+	const struct pipeline_counters *n = &inst->pipe.count;
+	const struct entropyd_source *src = inst->module->src;
+	json_t *failures = json_object(), *o;
+	int t;
+
+	for (t = 0; t < PIPELINE_NTESTS; t++)
+		json_object_set_new(failures, pipeline_test_key((enum pipeline_test)t),
+		    report_count(n->test_failures[t]));
+	o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:f}",
+	    "name", inst->name, "module", src->name, "device", inst->device,
+	    "state", registry_state_name(inst->state),
+	    "state_since", report_time(c, inst->state_since_ns),
+	    "state_seconds", inst->state_since_ns <= c->now_ns ?
+	    (double)(c->now_ns - inst->state_since_ns) / 1e9 : 0.0);
+	json_object_set_new(o, "estimate", json_pack("{s:f, s:s, s:b}",
+	    "bits", inst->pipe.unit_bits,
+	    "per", src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte",
+	    "credited", pipeline_credited(&inst->pipe)));
+	json_object_set_new(o, "driven_by", json_string(inst->reader != NULL ? "reader-thread" :
+	    inst->fd >= 0 ? "poll" : "none"));
+	json_object_set_new(o, "rates", report_rates_json(inst, c));
+	json_object_set_new(o, "counters", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	    "bytes_read", report_count(n->bytes_read),
+	    "blocks_tested", report_count(n->blocks_tested),
+	    "blocks_passed", report_count(n->blocks_passed),
+	    "blocks_failed", report_count(n->blocks_failed),
+	    "samples_tested", report_count(n->samples_tested),
+	    "samples_discarded", report_count(n->samples_discarded),
+	    "bytes_conditioned", report_count(n->bytes_conditioned),
+	    "bytes_fed", report_count(n->bytes_taken),
+	    "bits_credited", report_count(n->bits_credited)));
+	json_object_set_new(o, "test_failures", failures);
+	json_object_set_new(o, "reserve", json_pack("{s:I, s:I, s:o}",
+	    "bytes", (json_int_t)inst->pipe.reserve.len,
+	    "capacity", (json_int_t)RESERVE_CAPACITY,
+	    "dropped_bytes", report_count(inst->pipe.reserve.dropped)));
+	json_object_set_new(o, "failure_score", json_pack("{s:i, s:i}",
+	    "value", (int)inst->pipe.failure_score, "limit", PIPELINE_FAILURE_LIMIT));
+	registry_copy_error(inst, last_error, sizeof last_error);
+	json_object_set_new(o, "last_error", last_error[0] != '\0' ?
+	    json_string(last_error) : json_null());
+	json_object_set_new(o, "backoff_ms", json_integer(inst->backoff_ms));
+	return o;
+}
+
+json_t *
+report_sources(const struct report_clock *c)
+{
+	struct entropyd_instance *inst;
+	json_t *list = json_array();
+
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		json_array_append_new(list, report_instance_json(inst, c));
+	return json_pack("{s:o}", "sources", list);
+}
+
+json_t *
+report_source(const char *name, const struct report_clock *c)
+{
+	struct entropyd_instance *inst;
+
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		if (strcmp(inst->name, name) == 0)
+			return report_instance_json(inst, c);
+	return NULL;
+}
+
+/* Append a label value escaped for the text format: \\, \" and \n. */
+static void
+report_label(struct evbuffer *buf, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\')
+			evbuffer_add(buf, "\\\\", 2);
+		else if (*v == '"')
+			evbuffer_add(buf, "\\\"", 2);
+		else if (*v == '\n')
+			evbuffer_add(buf, "\\n", 2);
+		else
+			evbuffer_add(buf, v, 1);
+	}
+}
+
+/* The HELP and TYPE lines of a metric family. */
+static void
+report_family(struct evbuffer *buf, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(buf, "# HELP entropyd_%s %s\n# TYPE entropyd_%s %s\n", name, help,
+	    name, type);
+}
+
+/* A value: v / div, exactly (div is 1, or 8 for bits as bytes). */
+static void
+report_value(struct evbuffer *buf, uint64_t v, unsigned div)
+{
+	if (v % div == 0)
+		evbuffer_add_printf(buf, "%" PRIu64 "\n", v / div);
+	else
+		evbuffer_add_printf(buf, "%" PRIu64 ".%03u\n", v / div,
+		    (unsigned)(v % div * 1000 / div));
+}
+
+/* One sample of a per-source family: entropyd_NAME{source="..."[,KEY="..."]} V/div. */
+static void
+report_sample_line(struct evbuffer *buf, const char *name, const char *source,
+    const char *key, const char *value, uint64_t v, unsigned div)
+{
+	evbuffer_add_printf(buf, "entropyd_%s{source=\"", name);
+	report_label(buf, source);
+	if (key != NULL) {
+		evbuffer_add_printf(buf, "\",%s=\"", key);
+		report_label(buf, value);
+	}
+	evbuffer_add(buf, "\"} ", 3);
+	report_value(buf, v, div);
+}
+
+/* A per-source counter family, read from each instance's pipeline counters. */
+static void
+report_counter(struct evbuffer *buf, const char *name, const char *help, size_t offset,
+    unsigned div)
+{
+	struct entropyd_instance *inst;
+
+	report_family(buf, name, "counter", help);
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		report_sample_line(buf, name, inst->name, NULL, NULL,
+		    *(const uint64_t *)(const void *)((const char *)&inst->pipe.count + offset), div);
+}
+
+void
+report_metrics(struct evbuffer *buf, const struct sink *s)
+{
+	struct entropyd_instance *inst;
+	int t, st;
+
+	report_family(buf, "build_info", "gauge", "Version of entropyd and its source ABI.");
+	evbuffer_add_printf(buf, "entropyd_build_info{version=\"%s\",abi=\"%d.%d\"} 1\n",
+	    PACKAGE_VERSION, ENTROPYD_SOURCE_ABI_MAJOR, ENTROPYD_SOURCE_ABI_MINOR);
+	report_counter(buf, "bytes_read_total", "Bytes read from the source.",
+	    offsetof(struct pipeline_counters, bytes_read), 1);
+	report_counter(buf, "bytes_fed_total", "Conditioned bytes of the source taken by the sink.",
+	    offsetof(struct pipeline_counters, bytes_taken), 1);
+	report_counter(buf, "credited_bytes_total",
+	    "Entropy of the source credited to the kernel's pool, in bytes (bits / 8).",
+	    offsetof(struct pipeline_counters, bits_credited), 8);
+	report_counter(buf, "blocks_tested_total", "FIPS 140-2 blocks tested.",
+	    offsetof(struct pipeline_counters, blocks_tested), 1);
+	report_counter(buf, "blocks_failed_total", "FIPS 140-2 blocks failed and discarded.",
+	    offsetof(struct pipeline_counters, blocks_failed), 1);
+	report_counter(buf, "samples_tested_total", "Raw noise samples tested (SP 800-90B).",
+	    offsetof(struct pipeline_counters, samples_tested), 1);
+	report_family(buf, "test_failures_total", "counter",
+	    "Health test failures by test (one block can fail several).");
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		for (t = 0; t < PIPELINE_NTESTS; t++)
+			report_sample_line(buf, "test_failures_total", inst->name, "test",
+			    pipeline_test_key((enum pipeline_test)t),
+			    inst->pipe.count.test_failures[t], 1);
+	report_family(buf, "source_state", "gauge",
+	    "Source state: 1 for the current state, 0 for the others.");
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		for (st = INSTANCE_ABSENT; st <= INSTANCE_DRAINED; st++)
+			report_sample_line(buf, "source_state", inst->name, "state",
+			    registry_state_name((enum instance_state)st), (int)inst->state == st, 1);
+	report_family(buf, "kernel_feeds_total", "counter",
+	    "Writes to the sink (RNDADDENTROPY calls for the kernel).");
+	evbuffer_add_printf(buf, "entropyd_kernel_feeds_total{sink=\"%s\"} %" PRIu64 "\n",
+	    sink_kind_name(s->kind), s->feeds);
+	report_family(buf, "kernel_credited_bytes_total", "counter",
+	    "Entropy credited to the kernel's pool, all sources, in bytes (bits / 8).");
+	evbuffer_add_printf(buf, "entropyd_kernel_credited_bytes_total{sink=\"%s\"} ",
+	    sink_kind_name(s->kind));
+	report_value(buf, s->bits_credited, 8);
+	report_family(buf, "sink_bytes_written_total", "counter", "Bytes written to the sink.");
+	evbuffer_add_printf(buf, "entropyd_sink_bytes_written_total{sink=\"%s\"} %" PRIu64 "\n",
+	    sink_kind_name(s->kind), s->bytes_written);
+	report_family(buf, "sink_up", "gauge", "1 while the sink accepts writes.");
+	evbuffer_add_printf(buf, "entropyd_sink_up{sink=\"%s\"} %d\n", sink_kind_name(s->kind),
+	    s->status == SINK_OK);
+}

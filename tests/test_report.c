@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/* What the control socket renders, from a hand-built registry and sink. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <event2/buffer.h>
+#include <jansson.h>
+
+#include "registry.h"
+#include "report.h"
+#include "sink.h"
+
+static const struct entropyd_source fake_src = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "fake",
+	.description = "a source for tests",
+};
+
+static struct entropyd_module fake_module = { .src = &fake_src };
+static struct entropyd_instance insts[3];
+static struct sink sink;
+/* 1700000000 is 2023-11-14T22:13:20Z; the monotonic clock reads 100 s. */
+static const struct report_clock clock100 = { .now_ns = 100000000000u, .wall = 1700000000 };
+
+/* Add a hand-made instance to the registry. */
+static struct entropyd_instance *
+add(int i, const char *name, enum instance_state state)
+{
+	struct entropyd_instance *inst = &insts[i];
+
+	memset(inst, 0, sizeof *inst);
+	inst->module = &fake_module;
+	inst->name = (char *)name;
+	inst->device = (char *)"/dev/fake";
+	inst->state = state;
+	inst->state_since_ns = 40000000000u;
+	inst->fd = 3;
+	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
+	return inst;
+}
+
+static void
+setup(void)
+{
+	TAILQ_INIT(&registry_instances);
+	memset(&sink, 0, sizeof sink);
+	sink.kind = SINK_KERNEL;
+	sink.path = (char *)"/dev/random";
+	report_reset();
+}
+
+static void
+teardown(void)
+{
+	report_reset();
+	TAILQ_INIT(&registry_instances);
+}
+
+TestSuite(report, .init = setup, .fini = teardown);
+
+/* checks[key][0][field] as a string ("" when absent). */
+static const char *
+check_field(json_t *doc, const char *key, const char *field)
+{
+	json_t *c = json_array_get(json_object_get(json_object_get(doc, "checks"), key), 0);
+	const char *s = json_string_value(json_object_get(c, field));
+
+	return s != NULL ? s : "";
+}
+
+Test(report, health_passes_with_a_running_source)
+{
+	enum report_status st;
+	json_t *doc, *c;
+
+	add(0, "fake", INSTANCE_RUNNING)->pipe.count.blocks_failed = 3;
+	sink.bits_credited = 512;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_PASS);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "pass");
+	cr_assert_null(json_object_get(doc, "output"));
+	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "fake:state"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(c, "componentId")), "fake");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "componentType")), "entropy-source");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "observedValue")), "running");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "pass");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "time")), "2023-11-14T22:12:20Z",
+	    "the state began 60 s before the report");
+	cr_assert_null(json_object_get(c, "output"), "no output on pass");
+	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "fake:failedBlocks"), 0);
+	cr_assert_eq(json_integer_value(json_object_get(c, "observedValue")), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(c, "observedUnit")), "blocks");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(doc, "sink"),
+	    "bits_credited")), 512);
+	cr_assert_str_eq(check_field(doc, "sink:bitsCredited", "status"), "pass");
+	json_decref(doc);
+}
+
+Test(report, health_fails_when_the_only_source_is_suspended)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_SUSPENDED);
+	enum report_status st;
+	json_t *doc;
+
+	strcpy(inst->last_error, "suspended after 25 failed blocks of 25");
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_FAIL);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "fail");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "output")),
+	    "no healthy entropy source");
+	cr_assert_str_eq(check_field(doc, "fake:state", "status"), "fail");
+	cr_assert_str_eq(check_field(doc, "fake:state", "output"),
+	    "suspended after 25 failed blocks of 25");
+	cr_assert_str_eq(check_field(doc, "fake:failedBlocks", "status"), "fail");
+	json_decref(doc);
+}
+
+Test(report, health_warns_when_some_sources_are_down)
+{
+	enum report_status st;
+	json_t *doc;
+
+	add(0, "fake:a", INSTANCE_RUNNING);
+	add(1, "fake:b", INSTANCE_ABSENT);
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_WARN);
+	cr_assert_str_eq(check_field(doc, "fake:a:state", "status"), "pass");
+	cr_assert_str_eq(check_field(doc, "fake:b:state", "status"), "fail");
+	cr_assert_str_eq(check_field(doc, "fake:b:state", "output"), "not open");
+	json_decref(doc);
+}
+
+Test(report, health_fails_without_sources_or_with_a_failed_sink)
+{
+	enum report_status st;
+	json_t *doc;
+
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_FAIL);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "output")),
+	    "no entropy source found");
+	json_decref(doc);
+
+	add(0, "fake", INSTANCE_RUNNING);
+	sink.status = SINK_FAILED;
+	sink.error = EIO;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_FAIL, "a failed sink fails health even with a running source");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "output")), "the sink failed");
+	cr_assert_str_eq(check_field(doc, "sink:bitsCredited", "status"), "fail");
+	cr_assert_str_eq(check_field(doc, "sink:bitsCredited", "output"), strerror(EIO));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "sink"), "state")),
+	    "failed");
+	json_decref(doc);
+}
+
+Test(report, sources_carry_every_counter)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	json_t *doc, *src, *c, *f;
+	int t;
+
+	inst->pipe.count.bytes_read = 1001;
+	inst->pipe.count.blocks_tested = 1002;
+	inst->pipe.count.blocks_passed = 1003;
+	inst->pipe.count.blocks_failed = 1004;
+	inst->pipe.count.bytes_conditioned = 1005;
+	inst->pipe.count.bytes_taken = 1006;
+	inst->pipe.count.bits_credited = 1007;
+	for (t = 0; t < PIPELINE_NTESTS; t++)
+		inst->pipe.count.test_failures[t] = 10u + (unsigned)t;
+	inst->backoff_ms = 4000;
+	doc = report_sources(&clock100);
+	src = json_array_get(json_object_get(doc, "sources"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(src, "device")), "/dev/fake");
+	cr_assert_str_eq(json_string_value(json_object_get(src, "state_since")),
+	    "2023-11-14T22:12:20Z");
+	cr_assert_float_eq(json_real_value(json_object_get(src, "state_seconds")), 60.0, 1e-9);
+	cr_assert(json_is_null(json_object_get(src, "last_error")));
+	cr_assert_eq(json_integer_value(json_object_get(src, "backoff_ms")), 4000);
+	c = json_object_get(src, "counters");
+	cr_assert_eq(json_integer_value(json_object_get(c, "bytes_read")), 1001);
+	cr_assert_eq(json_integer_value(json_object_get(c, "blocks_failed")), 1004);
+	cr_assert_eq(json_integer_value(json_object_get(c, "bytes_fed")), 1006);
+	cr_assert_eq(json_integer_value(json_object_get(c, "bits_credited")), 1007);
+	f = json_object_get(src, "test_failures");
+	for (t = 0; t < PIPELINE_NTESTS; t++)
+		cr_assert_eq(json_integer_value(json_object_get(f,
+		    pipeline_test_key((enum pipeline_test)t))), 10 + t);
+	json_decref(doc);
+	doc = report_source("fake", &clock100);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "name")), "fake");
+	json_decref(doc);
+	cr_assert_null(report_source("nosuch", &clock100));
+}
+
+Test(report, rates_over_a_window)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	struct report_clock c = clock100;
+	json_t *doc, *r;
+
+	report_sample(&c);
+	inst->pipe.count.bytes_read = 5000;
+	inst->pipe.count.bytes_taken = 2000;
+	c.now_ns += 10000000000u;
+	report_sample(&c);
+	inst->pipe.count.bytes_read = 999999; /* after the window: not in the rate yet */
+	doc = report_source("fake", &c);
+	r = json_object_get(doc, "rates");
+	cr_assert_float_eq(json_real_value(json_object_get(r, "read_bytes_per_second")), 500.0,
+	    1e-9);
+	cr_assert_float_eq(json_real_value(json_object_get(r, "fed_bytes_per_second")), 200.0,
+	    1e-9);
+	json_decref(doc);
+}
+
+/* The metrics text as a C string (freed by the caller). */
+static char *
+metrics(void)
+{
+	struct evbuffer *buf = evbuffer_new();
+	size_t len = evbuffer_get_length(buf);
+	char *text;
+
+	report_metrics(buf, &sink);
+	len = evbuffer_get_length(buf);
+	text = malloc(len + 1);
+	evbuffer_remove(buf, text, len);
+	text[len] = '\0';
+	evbuffer_free(buf);
+	return text;
+}
+
+Test(report, metrics_counters_labels_and_help)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_SUSPENDED);
+	char *text;
+
+	inst->pipe.count.bytes_read = 123456;
+	inst->pipe.count.bits_credited = 12;
+	inst->pipe.count.test_failures[PIPELINE_TEST_LONG_RUN] = 7;
+	sink.feeds = 9;
+	text = metrics();
+	cr_assert_not_null(strstr(text, "# TYPE entropyd_bytes_read_total counter\n"
+	    "entropyd_bytes_read_total{source=\"fake\"} 123456\n"));
+	cr_assert_not_null(strstr(text, "# HELP entropyd_bytes_read_total "));
+	cr_assert_not_null(strstr(text, "entropyd_credited_bytes_total{source=\"fake\"} 1.500\n"),
+	    "12 bits are 1.5 bytes");
+	cr_assert_not_null(strstr(text,
+	    "entropyd_test_failures_total{source=\"fake\",test=\"long_run\"} 7\n"));
+	cr_assert_not_null(strstr(text,
+	    "entropyd_source_state{source=\"fake\",state=\"suspended\"} 1\n"));
+	cr_assert_not_null(strstr(text,
+	    "entropyd_source_state{source=\"fake\",state=\"running\"} 0\n"));
+	cr_assert_not_null(strstr(text, "entropyd_kernel_feeds_total{sink=\"kernel\"} 9\n"));
+	cr_assert_not_null(strstr(text, "entropyd_build_info{version=\"" PACKAGE_VERSION "\""));
+	free(text);
+}
+
+Test(report, metrics_escape_label_values)
+{
+	char *text;
+
+	add(0, "we\"ird\\na\nme", INSTANCE_RUNNING);
+	text = metrics();
+	cr_assert_not_null(strstr(text,
+	    "entropyd_bytes_read_total{source=\"we\\\"ird\\\\na\\nme\"} 0\n"), "%s", text);
+	free(text);
+}
