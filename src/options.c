@@ -489,7 +489,8 @@ options_usage(FILE *f)
 	    "                               kernel, rate per source once a second\n"
 	    "  -i, --ignorefail             never suspend a source for failed blocks\n"
 	    "  -D, --drop-privileges USER:GROUP\n"
-	    "                               run as USER:GROUP after setup (not yet supported)\n"
+	    "                               run as USER:GROUP once devices and sockets are\n"
+	    "                               open, keeping only CAP_SYS_ADMIN\n"
 	    "  -v, --version                print the version and exit\n"
 	    "  -h, --help                   print this help and exit\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
@@ -498,8 +499,9 @@ options_usage(FILE *f)
 	    "                               MACs) into the pool uncredited at start\n"
 	    "      --no-reseed              no RNDRESEEDCRNG after each top-up\n"
 	    "\n"
-	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
-	    "supported; 70 internal error; 71 system error; 73 cannot create the pidfile\n"
+	    "Exit status: 0 success; 64 bad flag, value or unknown source; 67 unknown -D\n"
+	    "user or group; 70 internal error; 71 system error or failed -D; 73 cannot\n"
+	    "create the pidfile\n"
 	    "or output, or another instance runs; 74 output write error; 77 crediting the\n"
 	    "kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
