@@ -20,6 +20,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "privdrop.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -303,7 +304,9 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	umask(mask);
-	if (chmod(path, 0660) == -1 || listen(fd, 64) == -1 || stat(path, &st) == -1) {
+	/* With -D, the daemon's user and group own it (before the drop). */
+	if (chmod(path, 0660) == -1 || privdrop_socket_owner(path) == -1 ||
+	    listen(fd, 64) == -1 || stat(path, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		unlink(path);
 		close(fd);

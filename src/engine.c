@@ -17,6 +17,7 @@
 #include "log.h"
 #include "notify.h"
 #include "plugin.h"
+#include "privdrop.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -591,6 +592,8 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	registry_set_hooks(&hooks);
 	engine_probe_all();
+	if (cfg->drop_privileges != NULL)
+		privdrop_apply();
 	engine_notify_status();
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");

@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "daemonize.h"
 #include "engine.h"
 #include "log.h"
 #include "notify.h"
 #include "options.h"
 #include "pidfile.h"
 #include "plugin.h"
+#include "privdrop.h"
 #include "registry.h"
 #include "sink.h"
 
@@ -59,9 +61,10 @@ main(int argc, char **argv)
 		plugin_print_list(cfg.plugin_dir, stdout);
 		return EX_OK;
 	}
-	if (cfg.drop_privileges != NULL) {
-		fprintf(stderr, "entropyd: -D: dropping privileges is not supported yet\n");
-		return EX_UNAVAILABLE;
+	if (cfg.drop_privileges != NULL &&
+	    (rc = privdrop_prepare(cfg.drop_privileges, err, sizeof err)) != 0) {
+		fprintf(stderr, "entropyd: %s\n", err);
+		return rc;
 	}
 	if ((rc = capture_start(&cfg, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
@@ -78,8 +81,8 @@ main(int argc, char **argv)
 		return rc;
 	}
 	if (!cfg.foreground) {
-		if (daemon(0, 0) == -1) {
-			fprintf(stderr, "entropyd: daemon: %s\n", strerror(errno));
+		if (daemonize_start() == -1) {
+			fprintf(stderr, "entropyd: daemonize: %s\n", strerror(errno));
 			return EX_OSERR;
 		}
 		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
@@ -87,6 +90,7 @@ main(int argc, char **argv)
 	notify_init();
 	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1)
 		log_warn("pidfile %s", pidpath);
+	daemonize_ready();
 	log_info("entropyd %s started; sink %s (%s)", PACKAGE_VERSION, sink.path,
 	    sink_kind_name(sink.kind));
 	rc = engine_run(&cfg, &sink);

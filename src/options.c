@@ -570,7 +570,8 @@ options_usage(FILE *f)
 	    "                               kernel, rate per source once a second\n"
 	    "  -i, --ignorefail             never suspend a source for failed blocks\n"
 	    "  -D, --drop-privileges USER:GROUP\n"
-	    "                               run as USER:GROUP after setup (not yet supported)\n"
+	    "                               run as USER:GROUP once devices and sockets are\n"
+	    "                               open, keeping only CAP_SYS_ADMIN\n"
 	    "  -v, --version                print the version and exit\n"
 	    "  -h, --help                   print this help and exit\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
@@ -585,11 +586,11 @@ options_usage(FILE *f)
 	    "                               serve the same over TCP too; use a loopback\n"
 	    "                               address such as 127.0.0.1:9181\n"
 	    "\n"
-	    "Exit status: 0 success; 64 bad flag, value or unknown source; 69 -D not\n"
-	    "supported, or --health-listen cannot listen; 70 internal error; 71 system\n"
-	    "error; 73 cannot create the pidfile, output or --control-socket, or another\n"
-	    "instance runs; 74 output write error; 77 crediting the kernel needs\n"
-	    "CAP_SYS_ADMIN (run as root, or use -t).\n",
+	    "Exit status: 0 success; 64 bad flag, value or unknown source; 67 unknown -D\n"
+	    "user or group; 69 --health-listen cannot listen; 70 internal error; 71\n"
+	    "system error or failed -D; 73 cannot create the pidfile, output or\n"
+	    "--control-socket, or another instance runs; 74 output write error; 77\n"
+	    "crediting the kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
 	    RUNDIR "/entropyd.sock");
 }

@@ -31,8 +31,8 @@ bad "raising a source's estimate" -O hwrng:entropy:9
 bad "a number out of range" -s 0
 bad "a stray argument" stray
 
-"$entropyd" -D nobody:nogroup -f -o "$tmp/out" 2>"$tmp/stderr"
-check "-D is refused as not supported yet (exit 69)" test $? -eq 69
+"$entropyd" -D no-such-user-entropyd:nogroup -f -o "$tmp/out" 2>"$tmp/stderr"
+check "-D with an unknown user exits 67 (EX_NOUSER)" test $? -eq 67
 
 "$entropyd" -l >"$tmp/list" 2>&1
 check "-l exits 0 and lists every source" sh -c "grep -q '^hwrng ' '$tmp/list' && grep -q '^file ' '$tmp/list'"

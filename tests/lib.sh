@@ -49,3 +49,8 @@ wait_for() {
 	return 1
 }
 finish() { exit "$tap_failed"; }
+# Whether process $1 is gone (a zombie left for a slow reaper counts as gone).
+gone() {
+	kill -0 "$1" 2>/dev/null || return 0
+	[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_PRIVDROP_H
+#define ENTROPYD_PRIVDROP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The one capability the daemon keeps: RNDADDENTROPY needs it. */
+#define PRIVDROP_KEEP_CAP 21 /* CAP_SYS_ADMIN */
+
+/*
+ * Resolve -D USER:GROUP (names, or decimal ids) and the user's supplementary
+ * groups, before anything is opened: name lookups may need files and
+ * sockets the dropped daemon can no longer reach. Returns 0, or EX_NOUSER
+ * (unknown user or group) or EX_USAGE with one line in err.
+ */
+int privdrop_prepare(const char *spec, char *err, size_t errlen);
+/* Whether privdrop_prepare() succeeded, so a drop is due. */
+bool privdrop_prepared(void);
+/*
+ * Switch to the prepared user and group and keep only CAP_SYS_ADMIN,
+ * permitted and effective, with the bounding and ambient sets cleared, then
+ * read it all back. Any failure is fatal (exit 71, EX_OSERR). Then, when
+ * built with libseccomp, confine the daemon to its system-call allow-list.
+ * Call it once every device and socket is open.
+ */
+void privdrop_apply(void);
+/*
+ * Give the prepared user and group a Unix socket at path, mode 0660, so
+ * members of the daemon group may connect. Call it after the socket is bound
+ * and before privdrop_apply(). Without a prepared drop it does nothing.
+ * 0, or -1 with errno set.
+ */
+int privdrop_socket_owner(const char *path);
+
+#endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_SANDBOX_H
+#define ENTROPYD_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether the daemon was built with the seccomp allow-list (libseccomp). */
+bool sandbox_available(void);
+/*
+ * Load the system-call allow-list into every thread of the process. What is
+ * not on the list fails with EPERM; exec, ptrace and other process-control
+ * calls kill the process. 0, or -1 with one line in err (and, without
+ * libseccomp, 0 and nothing done).
+ */
+int sandbox_apply(char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,19 @@
+#!/bin/sh
+# The seccomp allow-list: what the daemon does works, the rest is refused or fatal.
+. "$(dirname "$0")/lib.sh"
+probe=$top_builddir/tests/sandbox-probe
+
+"$probe" work 2>"$tmp/err"
+rc=$?
+[ "$rc" -ne 77 ] || skip_all "built without libseccomp (--with-seccomp)"
+plan 3
+check "memory, threads, pipes, Unix sockets and clocks work under the filter (exit $rc)" \
+    test "$rc" -eq 0
+"$probe" inet
+check "an IPv4 socket is refused with EPERM" test $? -eq 0
+# sh reports a death by signal N as 128+N.
+"$probe" exec 2>/dev/null
+rc=$?
+sig=$( [ "$rc" -gt 128 ] && kill -l $((rc - 128)) )
+check "execve kills the process with SIGSYS (status $rc, ${sig:-no signal})" test "$sig" = SYS
+finish

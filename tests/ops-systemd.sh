@@ -1,0 +1,45 @@
+#!/bin/sh
+# The systemd unit: it verifies, and its exposure is at most 1.5; the init
+# script passes sh -n and shellcheck.
+. "$(dirname "$0")/lib.sh"
+unit=$top_builddir/contrib/entropyd.service
+init=$top_builddir/contrib/entropyd.init
+plan 8
+
+check "the unit is generated with every @variable@ replaced" sh -c \
+    "test -s '$unit' && ! grep -q '@[a-z]*@' '$unit' && grep -q '^ExecStart=/.*/entropyd -f' '$unit'"
+check "the unit is Type=notify at early boot with an explicit device list" sh -c \
+    "grep -qx 'Type=notify' '$unit' && grep -qx 'DefaultDependencies=no' '$unit' &&
+     grep -q '^Before=.*sysinit.target' '$unit' && grep -qx 'Conflicts=shutdown.target' '$unit' &&
+     grep -qx 'DevicePolicy=closed' '$unit' && grep -qx 'DeviceAllow=/dev/random rw' '$unit' &&
+     grep -qx 'CapabilityBoundingSet=CAP_SYS_ADMIN' '$unit' && ! grep -q PrivateDevices '$unit'"
+check "sh -n: the init script parses" sh -n "$init"
+if command -v shellcheck >/dev/null 2>&1; then
+	shellcheck -s sh "$init" >"$tmp/sc" 2>&1
+	check "shellcheck: the init script is clean" test $? -eq 0
+	sed 's/^/# /' "$tmp/sc"
+else
+	skip "shellcheck is not installed"
+fi
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	for i in 1 2 3 4; do skip "systemd-analyze is not installed (package systemd)"; done
+	finish
+fi
+# A copy that runs the daemon just built; man pages are not installed yet.
+mkdir "$tmp/unit"
+sed -e "s|^ExecStart=[^ ]*|ExecStart=$top_builddir/entropyd|" -e '/^Documentation=/d' \
+    "$unit" >"$tmp/unit/entropyd.service"
+systemd-analyze verify "$tmp/unit/entropyd.service" >"$tmp/verify" 2>&1
+rc=$?
+check "systemd-analyze verify: no complaint (exit $rc)" sh -c "test $rc -eq 0 && test ! -s '$tmp/verify'"
+sed 's/^/# /' "$tmp/verify"
+systemd-analyze security --offline=true "$tmp/unit/entropyd.service" >"$tmp/security" 2>&1
+rc=$?
+exposure=$(sed -n 's/.*Overall exposure level for entropyd.service: \([0-9.]*\).*/\1/p' "$tmp/security")
+check "systemd-analyze security --offline=true runs (exit $rc)" test -n "$exposure"
+check "exposure $exposure is at most 1.5" awk -v e="${exposure:-99}" 'BEGIN { exit !(e <= 1.5) }'
+grep '✗' "$tmp/security" | sed 's/  */ /g; s/^/# /'
+check "the unit runs as its own user, not root" sh -c \
+    "grep -qx 'User=entropyd' '$unit' && ! grep -q 'Service runs as root' '$tmp/security'"
+finish
