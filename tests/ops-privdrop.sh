@@ -3,7 +3,7 @@
 # user with CAP_SYS_ADMIN alone and still credits the kernel.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
-plan 12
+plan 14
 
 # One line on stderr, exit 67, nothing created.
 for spec in no-such-user-entropyd:nogroup nobody:no-such-group-entropyd; do
@@ -15,11 +15,11 @@ for spec in no-such-user-entropyd:nogroup nobody:no-such-group-entropyd; do
 done
 
 if [ "$(id -u)" -ne 0 ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10; do skip "switching users needs root"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "switching users needs root"; done
 	finish
 fi
 if ! getent passwd nobody >/dev/null || ! getent group nogroup >/dev/null; then
-	for i in 1 2 3 4 5 6 7 8 9 10; do skip "no user nobody or group nogroup"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "no user nobody or group nogroup"; done
 	finish
 fi
 
@@ -47,11 +47,12 @@ hwrng_usable() {
 # otherwise check the identity with a file sink.
 if hwrng_usable; then
 	kernel=yes
-	"$entropyd" -f -d -x all -n hwrng -R 1 -D nobody:nogroup 2>"$tmp/log" &
+	"$entropyd" -f -d -x all -n hwrng -R 1 -D nobody:nogroup \
+	    --control-socket "$tmp/ctl" 2>"$tmp/log" &
 else
 	kernel=no
 	"$entropyd" -f -d -x all -n file -O "file:path:$tmp/data" -o "$tmp/out" \
-	    -D nobody:nogroup 2>"$tmp/log" &
+	    -D nobody:nogroup --control-socket "$tmp/ctl" 2>"$tmp/log" &
 fi
 pid=$!
 track $pid
@@ -86,6 +87,11 @@ else
 	wait_for 100 test -s "$tmp/out"
 	skip "no usable /dev/hwrng to credit honestly (identity checked with a file sink)"
 fi
+check "the control socket belongs to nobody:nogroup, mode 0660 ($(stat -c '%U:%G %a' "$tmp/ctl"))" \
+    test "$(stat -c '%U:%G %a' "$tmp/ctl")" = "nobody:nogroup 660"
+"$top_builddir/entropyctl" -s "$tmp/ctl" sources >"$tmp/ctl.out" 2>&1
+check "after the drop the control socket answers" sh -c \
+    "test $? -eq 0 && grep -q 'hwrng\|file' '$tmp/ctl.out'"
 kill -HUP "$pid"
 kill -USR1 "$pid"
 wait_for 50 grep -q "bytes written" "$tmp/log"
