@@ -10,6 +10,7 @@
 #include "source.h"
 
 extern const struct entropyd_source hwrng_source, file_source;
+extern const struct entropyd_source audio_source;
 /* Every built-in, NULL-terminated (src/builtin.c). */
 extern const struct entropyd_source *const builtin_sources[];
 

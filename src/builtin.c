@@ -7,5 +7,6 @@
 const struct entropyd_source *const builtin_sources[] = {
 	&hwrng_source,
 	&file_source,
+	&audio_source,
 	NULL,
 };
