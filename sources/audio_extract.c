@@ -177,8 +177,10 @@ audio_check_frames(struct audio_check *c, const int32_t *samples, size_t frames)
 	}
 	/* A chunk that repeats the last one exactly: a loop, or a stuck buffer. */
 	hash = audio_check_hash(samples, frames * c->channels);
-	if (c->chunks > 0 && frames == c->last_frames && hash == c->last_hash)
+	if (c->chunks > 0 && frames == c->last_frames && hash == c->last_hash) {
 		c->repeats++;
+		c->repeat_frames = frames;
+	}
 	c->chunks++;
 	c->last_hash = hash;
 	c->last_frames = frames;
@@ -246,7 +248,7 @@ audio_check_verdict(const struct audio_check *c, unsigned rate, char *why, size_
 		return worst;
 	if (c->chunks >= 4 && c->repeats * 2 >= c->chunks) {
 		snprintf(why, whylen, "the same %zu frames over and over for %.1f s",
-		    c->last_frames, secs);
+		    c->repeat_frames, secs);
 		return AUDIO_REPEAT;
 	}
 	return worst;

@@ -68,6 +68,7 @@ struct audio_check {
 	uint64_t chunks, repeats; /* chunks identical to the one before */
 	uint64_t last_hash;
 	size_t last_frames;
+	size_t repeat_frames;   /* the length of a chunk that repeated */
 	struct audio_channel ch[AUDIO_MAX_CHANNELS];
 };
 
