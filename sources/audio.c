@@ -432,6 +432,7 @@ audio_pollfd(void *state)
 	return -1;
 }
 
+/* Close the device and free the instance's state. */
 static void
 audio_close(void *state)
 {

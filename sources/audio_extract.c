@@ -29,6 +29,7 @@ static const char *const audio_cause_names[] = {
 	[AUDIO_TONE] = "pure tone",
 };
 
+/* The bits option: 1 to 4. */
 int
 audio_parse_bits(const char *s, unsigned *bits, char *err, size_t errlen)
 {
@@ -45,6 +46,7 @@ audio_parse_bits(const char *s, unsigned *bits, char *err, size_t errlen)
 	return 0;
 }
 
+/* The debias option: vonneumann or none. */
 int
 audio_parse_debias(const char *s, bool *debias, char *err, size_t errlen)
 {
@@ -59,6 +61,7 @@ audio_parse_debias(const char *s, bool *debias, char *err, size_t errlen)
 	return 0;
 }
 
+/* Native bytes to signed integers in units of the least significant bit. */
 void
 audio_decode(const struct audio_format *fmt, const uint8_t *pcm, size_t n, int32_t *out)
 {
@@ -78,6 +81,7 @@ audio_decode(const struct audio_format *fmt, const uint8_t *pcm, size_t n, int32
 	}
 }
 
+/* Start a window of checks afresh. */
 void
 audio_check_init(struct audio_check *c, unsigned channels, unsigned sbits)
 {
@@ -148,6 +152,7 @@ audio_check_hash(const int32_t *samples, size_t n)
 	return h;
 }
 
+/* Count changes, zeros and full-scale samples, fit the predictor, spot repeats. */
 void
 audio_check_frames(struct audio_check *c, const int32_t *samples, size_t frames)
 {
@@ -225,6 +230,7 @@ audio_check_channel(const struct audio_channel *ch, unsigned rate, double secs, 
 	return AUDIO_SIGNAL_OK;
 }
 
+/* The window's verdict: the worst cause on any channel, then repeats. */
 enum audio_cause
 audio_check_verdict(const struct audio_check *c, unsigned rate, char *why, size_t whylen)
 {
@@ -254,12 +260,14 @@ audio_check_verdict(const struct audio_check *c, unsigned rate, char *why, size_
 	return worst;
 }
 
+/* The cause as the log names it. */
 const char *
 audio_cause_name(enum audio_cause cause)
 {
 	return audio_cause_names[cause];
 }
 
+/* Start extracting with no debiased bits pending. */
 void
 audio_extract_init(struct audio_extract *x, unsigned bits, bool debias, unsigned channels)
 {
@@ -282,6 +290,7 @@ audio_extract_bit(struct audio_extract *x, unsigned bit, uint8_t *out)
 	return 1;
 }
 
+/* Low bits of each sample, as they are or debiased, as one-byte raw samples. */
 size_t
 audio_extract_frames(struct audio_extract *x, const int32_t *samples, size_t frames,
     uint8_t *out)

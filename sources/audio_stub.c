@@ -13,7 +13,7 @@
 static int
 audio_probe(struct entropyd_module *module, const struct entropyd_host *host)
 {
-	host->unusable(module, "entropyd was built without ALSA (configure did not find alsa)");
+	host->unusable(module, "entropyd was built without ALSA (libasound)");
 	return 0;
 }
 
@@ -24,18 +24,21 @@ audio_open(struct entropyd_instance *inst, void **state)
 	return -1;
 }
 
+/* Never called either. */
 static ssize_t
 audio_read(void *state, void *buf, size_t len)
 {
 	return ENTROPYD_READ_ERROR;
 }
 
+/* Never called either. */
 static int
 audio_pollfd(void *state)
 {
 	return -1;
 }
 
+/* Never called either. */
 static void
 audio_close(void *state)
 {

@@ -13,7 +13,7 @@ alsaconf=/usr/share/alsa/alsa.conf
 "$entropyd" -l -x all -n audio 2>/dev/null | grep -q "built without ALSA" &&
     skip_all "entropyd was built without ALSA"
 [ -r "$alsaconf" ] || skip_all "no $alsaconf (alsa-lib's configuration)"
-plan 15
+plan 17
 
 # One fake capture device per prepared recording: S16_LE mono at 48 kHz.
 "$gen" noise 40 >"$tmp/noise.raw"
@@ -41,6 +41,18 @@ check "the device is read at its native format and rate" \
     grep -q "audio: fakenoise: S16_LE, 16 significant bits, 48000 Hz, 1 channel" "$tmp/noise.log"
 check "the noise raised no signal error" sh -c \
     "! grep -Eq 'silence|clipping|tone|repeating' '$tmp/noise.log'"
+
+# The other extraction settings deliver too; a bad value is a usage error.
+( timeout 60 "$entropyd" -f -x all -n audio -O audio:device:fakenoise -O audio:bits:4 \
+    -O audio:debias:none -o - 2>"$tmp/none.log"; echo $? >"$tmp/none.rc" ) |
+    "$entropytest" -c 1 2>"$tmp/none.fips" >/dev/null
+wait_for 100 test -s "$tmp/none.rc"
+check "4 bits without debiasing: a conditioned block passes FIPS 140-2" \
+    grep -q "FIPS 140-2 successes: 1" "$tmp/none.fips"
+"$entropyd" -f -x all -n audio -O audio:bits:5 -o /dev/null 2>"$tmp/bits.err"
+echo $? >"$tmp/bits.rc"
+check "bits out of range: exit 64 and one line saying why" sh -c \
+    "test \$(cat '$tmp/bits.rc') = 64 && grep -qx 'entropyd: audio: bits: 5: not a number from 1 to 4' '$tmp/bits.err'"
 
 # The first second (a start-up click, here a clipped one) is thrown away.
 ( timeout 60 "$entropyd" -f -x all -n audio -O audio:device:fakeclick -o - 2>"$tmp/click.log"
