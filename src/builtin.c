@@ -11,5 +11,6 @@ const struct entropyd_source *const builtin_sources[] = {
 	&rdseed_source,
 	&rdrand_source,
 	&jitter_source,
+	&audio_source,
 	NULL,
 };

@@ -124,6 +124,25 @@ engine_take_down(struct entropyd_instance *inst, enum instance_state state)
 	engine_notify_status();
 }
 
+/*
+ * A read failed: the last error becomes the reason the module logged since
+ * it was opened (a signal that went bad, say), or else errno's.
+ */
+static void
+engine_read_failed(struct entropyd_instance *inst, int err)
+{
+	char why[sizeof inst->last_error];
+
+	if (inst->last_error[0] == '\0') {
+		registry_set_error(inst, "read: %s; absent", strerror(err));
+		return;
+	}
+	snprintf(why, sizeof why, "%s", inst->last_error);
+	snprintf(inst->last_error, sizeof inst->last_error, "%.*s; absent",
+	    (int)sizeof why - 16, why);
+	log_debug("%s: absent after a read error", inst->name);
+}
+
 /* A read's outcome: bytes into the pipeline, or the end, an error, a reopen. */
 static void
 engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t *buf)
@@ -145,7 +164,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		engine_open(inst);
 		return;
 	case ENTROPYD_READ_ERROR:
-		registry_set_error(inst, "read: %s; absent", strerror(err));
+		engine_read_failed(inst, err);
 		engine_take_down(inst, INSTANCE_ABSENT);
 		return;
 	}
@@ -424,7 +443,10 @@ engine_probe_all(void)
 		registry_probe(m);
 		if (!TAILQ_EMPTY(&m->instances))
 			any = true;
-		else if (len < sizeof reasons)
+		else if (!engine.warned_none)
+			log_info("%s: not used: %s", m->src->name, m->unusable ? m->unusable :
+			    "no device found");
+		if (TAILQ_EMPTY(&m->instances) && len < sizeof reasons)
 			len += (size_t)snprintf(reasons + len, sizeof reasons - len, "%s%s: %s",
 			    len ? "; " : "", m->src->name, m->unusable ? m->unusable :
 			    "no device found");
