@@ -133,14 +133,14 @@ engine_read_failed(struct entropyd_instance *inst, int err)
 {
 	char why[sizeof inst->last_error];
 
-	if (inst->last_error[0] == '\0') {
+	registry_copy_error(inst, why, sizeof why);
+	if (why[0] == '\0') {
 		registry_set_error(inst, "read: %s; absent", strerror(err));
 		return;
 	}
-	snprintf(why, sizeof why, "%s", inst->last_error);
-	snprintf(inst->last_error, sizeof inst->last_error, "%.*s; absent",
-	    (int)sizeof why - 16, why);
-	log_debug("%s: absent after a read error", inst->name);
+	/* Keep the module's own reason as the last error; still log the outcome. */
+	log_warnx("%s: read: %s; absent", inst->name, strerror(err));
+	registry_note_error(inst, "%.*s; absent", (int)sizeof why - 16, why);
 }
 
 /* A read's outcome: bytes into the pipeline, or the end, an error, a reopen. */

@@ -97,6 +97,20 @@ host_vlog(struct entropyd_instance *inst, int priority, const char *fmt, va_list
 }
 
 void
+registry_note_error(struct entropyd_instance *inst, const char *fmt, ...)
+{
+	char line[sizeof inst->last_error];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&registry_error_lock);
+	memcpy(inst->last_error, line, sizeof line);
+	pthread_mutex_unlock(&registry_error_lock);
+}
+
+void
 registry_copy_error(struct entropyd_instance *inst, char *buf, size_t len)
 {
 	pthread_mutex_lock(&registry_error_lock);

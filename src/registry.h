@@ -108,6 +108,9 @@ const char *registry_option(struct entropyd_module *, const char *key);
 /* An instance's last error: set from any thread (modules log from reader threads). */
 void registry_set_error(struct entropyd_instance *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Set the last error without logging it. */
+void registry_note_error(struct entropyd_instance *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void registry_copy_error(struct entropyd_instance *, char *buf, size_t len);
 bool registry_has_error(struct entropyd_instance *);
 void registry_clear_error(struct entropyd_instance *);
