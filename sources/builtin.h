@@ -10,6 +10,8 @@
 #include "source.h"
 
 extern const struct entropyd_source hwrng_source, file_source;
+/* sources/usb.c */
+extern const struct entropyd_source usb_source, chaoskey_raw_source;
 /* Every built-in, NULL-terminated (src/builtin.c). */
 extern const struct entropyd_source *const builtin_sources[];
 

@@ -7,5 +7,7 @@
 const struct entropyd_source *const builtin_sources[] = {
 	&hwrng_source,
 	&file_source,
+	&usb_source,
+	&chaoskey_raw_source,
 	NULL,
 };
