@@ -2,6 +2,7 @@
 # The usb source's CDC-ACM path end to end: a pseudo-terminal stands in for
 # a OneRNG, a TrueRNGpro and a TrueRNG (tests/usb-fake-tty on the master side
 # checks commands, raw mode and the baud rate, and streams data).
+# Background processes are ended by PID; pipelines run under timeout.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest

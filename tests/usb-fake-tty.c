@@ -102,6 +102,7 @@ main(int argc, char **argv)
 	}
 	if (argc - optind != 3)
 		return 64;
+	alarm(600); /* a safety net: the test ends it by PID long before */
 	model = argv[optind];
 	if ((logf = fopen(argv[optind + 2], "w")) == NULL)
 		return 73;
