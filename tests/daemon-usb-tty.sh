@@ -7,7 +7,7 @@
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 fake=$top_builddir/tests/usb-fake-tty
-plan 17
+plan 18
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # fake NAME ARGS...: start a fake key, wait for its pty; sets $pts.
@@ -100,7 +100,18 @@ check "stuck bytes: suspended" grep -q "usb:truerng-${pts##*/}: suspended after"
 check "stuck bytes: nothing written" test "$(size "$tmp/stuck.out")" -eq 0
 kill "$pid" "$fakepid"
 
-# 16-17: bad options are usage errors.
+# 16: a key that appears later: a SIGHUP re-probe adds and opens it.
+daemon later.err -O "usb:tty:$tmp/later" -O usb:model:truerng -o /dev/null
+wait_for 50 grep -q "no usable entropy source" "$tmp/later.err"
+fake later truerng
+ln -s "$pts" "$tmp/later"
+kill -HUP "$pid"
+wait_for 100 grep -q "usb:truerng-later: reading $tmp/later" "$tmp/later.err"
+check "a key that appears later becomes an instance on SIGHUP" \
+    grep -q "usb:truerng-later: reading $tmp/later" "$tmp/later.err"
+kill "$pid" "$fakepid"
+
+# 17-18: bad options are usage errors.
 timeout 120 "$entropyd" -f -x all -n usb -O usb:tty:/dev/null -o "$tmp/x" 2>"$tmp/usage1"
 rc=$?
 check "usb:tty without usb:model: exit 64, says so" sh -c \
