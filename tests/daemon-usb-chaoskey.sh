@@ -8,7 +8,7 @@ entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 fake=$top_builddir/tests/usb-fake-chaoskey
 [ -x "$fake" ] || skip_all "built without umockdev (libumockdev-dev) or libusb"
-plan 12
+plan 14
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 mkfifo "$tmp/ctl"
@@ -79,6 +79,15 @@ wait_for 150 grep -q "suspended after" "$tmp/stuck.err"
 check "stuck bytes: suspended" grep -q "$key: suspended after" "$tmp/stuck.err"
 check "stuck bytes: nothing written" test "$(size "$tmp/stuck.out")" -eq 0
 kill "$pid"
+
+# 13-14: chaoskey_raw: the raw endpoint, 12-bit samples through RCT and APT.
+control good
+timeout 120 "$entropyd" -f -d -x all -n chaoskey_raw -o - 2>"$tmp/raw.err" | head -c 50000 >"$tmp/raw.out"
+check "chaoskey_raw: reads endpoint 0x86, output arrives ($(size "$tmp/raw.out") bytes)" sh -c \
+    "grep -qx 'endpoint 0x86' '$tmp/fake.err' && test $(size "$tmp/raw.out") -eq 50000"
+check "chaoskey_raw: samples pass the start-up tests, 2 bits per sample credited" sh -c \
+    "grep -q 'chaoskey_raw:1-2: start-up tests passed' '$tmp/raw.err' &&
+     grep -q 'chaoskey_raw:1-2: reading .*2 bits per sample' '$tmp/raw.err'"
 control quit
 [ "$tap_failed" = 0 ] || { diag "daemon:"; grep -v "fed the" "$tmp/run.err" | tail -n 25 | while read -r l; do diag "$l"; done; diag "fake:"; tail -n 10 "$tmp/fake.err" | while read -r l; do diag "$l"; done; }
 finish

@@ -167,6 +167,10 @@ fake_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer unu
 			if (getrandom(urb->buffer, (size_t)urb->buffer_length, 0) !=
 			    urb->buffer_length)
 				abort();
+			/* The raw endpoint: 12-bit samples in little-endian words. */
+			if (urb->endpoint == 0x86)
+				for (int i = 1; i < urb->buffer_length; i += 2)
+					((unsigned char *)urb->buffer)[i] &= 0x0f;
 			urb->status = 0;
 			urb->actual_length = urb->buffer_length;
 		}
