@@ -13,6 +13,8 @@ extern const struct entropyd_source hwrng_source, file_source;
 extern const struct entropyd_source tpm_source;
 extern const struct entropyd_source rdseed_source, rdrand_source, jitter_source;
 extern const struct entropyd_source audio_source;
+/* sources/usb.c */
+extern const struct entropyd_source usb_source, chaoskey_raw_source;
 /* Every built-in, NULL-terminated (src/builtin.c). */
 extern const struct entropyd_source *const builtin_sources[];
 

@@ -12,5 +12,7 @@ const struct entropyd_source *const builtin_sources[] = {
 	&rdrand_source,
 	&jitter_source,
 	&audio_source,
+	&usb_source,
+	&chaoskey_raw_source,
 	NULL,
 };

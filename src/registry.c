@@ -508,11 +508,11 @@ registry_print_list(FILE *f)
 	struct entropyd_module *m;
 	struct entropyd_instance *inst;
 
-	fprintf(f, "%-10s %-7s %-8s %s\n", "SOURCE", "DEFAULT", "SELECTED", "HERE");
+	fprintf(f, "%-12s %-7s %-8s %s\n", "SOURCE", "DEFAULT", "SELECTED", "HERE");
 	TAILQ_FOREACH(m, &registry_modules, entry) {
 		int n = registry_probe(m);
 
-		fprintf(f, "%-10s %-7s %-8s ", m->src->name,
+		fprintf(f, "%-12s %-7s %-8s ", m->src->name,
 		    m->src->flags & ENTROPYD_SOURCE_DEFAULT_ON ? "on" : "off",
 		    m->enabled ? "yes" : "no");
 		if (n <= 0 || TAILQ_EMPTY(&m->instances)) {

@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * usb: USB noise keys. CDC-ACM keys (TrueRNG, TrueRNGpro, OneRNG) are read
+ * through their tty, which the loop polls; ChaosKeys are read from their
+ * bulk endpoints with libusb, from the daemon's reader thread (synchronous
+ * transfers with a short timeout, so the loop never blocks on USB).
+ *
+ * Two descriptors share this file: "usb" reads every key's whitened output;
+ * "chaoskey_raw" reads a ChaosKey's raw ADC endpoint as 12-bit samples for
+ * the SP 800-90B tests. RAW_SAMPLES and the credit unit belong to a whole
+ * module, so raw mode is a module of its own rather than a per-key option;
+ * while chaoskey_raw is selected, usb leaves ChaosKeys to it.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBUSB
+#include <libusb.h>
+#endif
+
+#include "source.h"
+#include "builtin.h"
+#include "usb_tty.h"
+
+#define USB_CHAOSKEY_COOKED_EP 0x85
+#define USB_CHAOSKEY_RAW_EP 0x86
+#define USB_CHAOSKEY_INTERFACE 0
+#define USB_TRANSFER_BYTES 4096     /* a multiple of the 64-byte packets */
+#define USB_TRANSFER_TIMEOUT_MS 100 /* below the daemon's reader stop timeout */
+#define USB_TTY_BAUD 115200         /* CDC-ACM ignores it; the knock does not */
+#define USB_MAX_PORTS 8
+
+/* A key found by a probe; the instance's cookie. Kept until exit, so a
+ * re-probe that finds the key again hands back the same one. */
+struct usb_key {
+	struct usb_key *next;
+	char id[128];
+	const struct usb_tty_model *model;
+	char tty[PATH_MAX];       /* CDC-ACM: the tty */
+	bool raw;                 /* ChaosKey: the raw endpoint */
+	uint8_t bus, address, ports[USB_MAX_PORTS];
+	int nports;
+};
+
+/* One open key. */
+struct usb_state {
+	struct entropyd_instance *instance;
+	struct usb_key *key;
+	int fd;                   /* CDC-ACM tty, or -1 */
+	int onerng_mode;
+#ifdef HAVE_LIBUSB
+	libusb_device_handle *handle;
+	unsigned char endpoint;
+	uint8_t buf[USB_TRANSFER_BYTES];
+	size_t off, len;
+#endif
+};
+
+static const struct entropyd_host *usb_host;
+static struct usb_key *usb_keys;
+static bool usb_raw_selected;  /* chaoskey_raw is enabled: usb skips ChaosKeys */
+#ifdef HAVE_LIBUSB
+static libusb_context *usb_ctx;
+#endif
+
+static const struct entropyd_option usb_options[] = {
+	{ "tty", NULL, "read this tty as a CDC-ACM key instead of looking (needs usb:model)" },
+	{ "model", NULL, "the key on usb:tty: truerng, truerngpro, truerngpro2 or onerng" },
+	{ "onerng_mode", "0", "OneRNG mode: 0 avalanche, 2 avalanche and RF, 6 RF (whitened)" },
+	{ "truerngpro_mode", "normal", "TrueRNGpro mode: normal, rng1white or rng2white" },
+	{ "sysfs", "/sys", "where to look for ttyACM devices (for testing)" },
+	{ NULL, NULL, NULL }
+};
+
+/* An option, or "" when unset. */
+static const char *
+usb_option(struct entropyd_module *module, const char *key)
+{
+	const char *v = usb_host->option(module, key);
+
+	return v != NULL ? v : "";
+}
+
+/* Find or make the record for a key. */
+static struct usb_key *
+usb_key_get(const char *id)
+{
+	struct usb_key *k;
+
+	for (k = usb_keys; k != NULL; k = k->next)
+		if (strcmp(k->id, id) == 0)
+			return k;
+	if ((k = calloc(1, sizeof *k)) == NULL)
+		return NULL;
+	snprintf(k->id, sizeof k->id, "%s", id);
+	k->next = usb_keys;
+	usb_keys = k;
+	return k;
+}
+
+/* Add an instance for a key, logging when that fails. */
+static int
+usb_add(struct entropyd_module *module, struct usb_key *k, const char *device)
+{
+	if (usb_host->add_instance(module, k->id, device, k) == NULL) {
+		usb_host->module_log(module, ENTROPYD_LOG_ERR, "%s: cannot add an instance", device);
+		return 0;
+	}
+	return 1;
+}
+
+/* Check the options: a tty needs its model, and modes must be known. */
+static int
+usb_configure(struct entropyd_module *module, const struct entropyd_host *host, char *err,
+    size_t errlen)
+{
+	const struct usb_tty_model *m;
+	const char *model, *tty;
+
+	usb_host = host;
+	model = usb_option(module, "model");
+	tty = usb_option(module, "tty");
+	if (*model != '\0' && ((m = usb_tty_model_by_name(model)) == NULL ||
+	    m->protocol == USB_TTY_NONE)) {
+		snprintf(err, errlen, "usb:model: '%s' is not truerng, truerngpro, truerngpro2 "
+		    "or onerng", model);
+		return -1;
+	}
+	if (*tty != '\0' && *model == '\0') {
+		snprintf(err, errlen, "usb:tty: say which key it is with -O usb:model:NAME");
+		return -1;
+	}
+	if (usb_tty_onerng_mode(usb_option(module, "onerng_mode"), err, errlen) == -1)
+		return -1;
+	if (usb_tty_knock_baud(usb_option(module, "truerngpro_mode")) == 0) {
+		snprintf(err, errlen, "usb:truerngpro_mode: '%s' is not normal, rng1white or "
+		    "rng2white", usb_option(module, "truerngpro_mode"));
+		return -1;
+	}
+	return 0;
+}
+
+/* usb_tty_find's callback: add a key found in sysfs. */
+static void
+usb_found_tty(const struct usb_tty_found *f, void *arg)
+{
+	struct entropyd_module *module = arg;
+	struct usb_key *k;
+	char id[128], device[PATH_MAX];
+
+	snprintf(id, sizeof id, "%s-%s", f->model->name, f->port);
+	snprintf(device, sizeof device, "/dev/%s", f->tty);
+	if ((k = usb_key_get(id)) == NULL)
+		return;
+	k->model = f->model;
+	snprintf(k->tty, sizeof k->tty, "%s", device);
+	usb_add(module, k, device);
+}
+
+/* The key given with usb:tty. */
+static int
+usb_probe_tty(struct entropyd_module *module, const char *tty)
+{
+	const struct usb_tty_model *m = usb_tty_model_by_name(usb_option(module, "model"));
+	const char *base = strrchr(tty, '/');
+	struct usb_key *k;
+	struct stat st;
+	char id[128];
+
+	if (m == NULL)
+		return 0;
+	if (stat(tty, &st) == -1) {
+		usb_host->unusable(module, "%s: %s", tty, strerror(errno));
+		return 0;
+	}
+	snprintf(id, sizeof id, "%s-%s", m->name, base != NULL ? base + 1 : tty);
+	if ((k = usb_key_get(id)) == NULL)
+		return 0;
+	k->model = m;
+	snprintf(k->tty, sizeof k->tty, "%s", tty);
+	return usb_add(module, k, tty);
+}
+
+#ifdef HAVE_LIBUSB
+/* Start libusb once; NULL with a reason when it cannot start. */
+static libusb_context *
+usb_libusb(struct entropyd_module *module)
+{
+	int rc;
+
+	if (usb_ctx == NULL && (rc = libusb_init(&usb_ctx)) != 0) {
+		usb_host->unusable(module, "libusb: %s", libusb_error_name(rc));
+		usb_ctx = NULL;
+	}
+	return usb_ctx;
+}
+
+/* Add an instance per ChaosKey on the bus. */
+static int
+usb_probe_chaoskeys(struct entropyd_module *module, bool raw)
+{
+	const struct usb_tty_model *model = usb_tty_model_by_name("chaoskey");
+	struct libusb_device_descriptor desc;
+	libusb_device **list;
+	struct usb_key *k;
+	char id[128], device[64];
+	ssize_t n, i;
+	int added = 0, j, len;
+
+	if (usb_libusb(module) == NULL)
+		return 0;
+	if ((n = libusb_get_device_list(usb_ctx, &list)) < 0) {
+		usb_host->unusable(module, "libusb: %s", libusb_error_name((int)n));
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		uint8_t ports[USB_MAX_PORTS];
+		int nports;
+
+		if (libusb_get_device_descriptor(list[i], &desc) != 0 ||
+		    desc.idVendor != model->vid || desc.idProduct != model->pid)
+			continue;
+		nports = libusb_get_port_numbers(list[i], ports, USB_MAX_PORTS);
+		if (nports < 0)
+			nports = 0;
+		/* Named by bus and port path, as the kernel names USB devices. */
+		len = snprintf(id, sizeof id, "%s%u", raw ? "" : "chaoskey-",
+		    libusb_get_bus_number(list[i]));
+		for (j = 0; j < nports; j++)
+			len += snprintf(id + len, sizeof id - (size_t)len, "%c%u", j ? '.' : '-',
+			    ports[j]);
+		if (nports == 0)
+			snprintf(id + len, sizeof id - (size_t)len, "-addr%u",
+			    libusb_get_device_address(list[i]));
+		if ((k = usb_key_get(id)) == NULL)
+			continue;
+		k->model = model;
+		k->raw = raw;
+		k->bus = libusb_get_bus_number(list[i]);
+		k->address = libusb_get_device_address(list[i]);
+		k->nports = nports;
+		memcpy(k->ports, ports, sizeof k->ports);
+		snprintf(device, sizeof device, "/dev/bus/usb/%03u/%03u", k->bus, k->address);
+		added += usb_add(module, k, device);
+	}
+	libusb_free_device_list(list, 1);
+	return added;
+}
+
+/* Whether a listed device is this key (same bus and port path, or address). */
+static bool
+usb_key_is(const struct usb_key *k, libusb_device *dev)
+{
+	uint8_t ports[USB_MAX_PORTS];
+	int n;
+
+	if (libusb_get_bus_number(dev) != k->bus)
+		return false;
+	if (k->nports == 0)
+		return libusb_get_device_address(dev) == k->address;
+	n = libusb_get_port_numbers(dev, ports, USB_MAX_PORTS);
+	return n == k->nports && memcmp(ports, k->ports, (size_t)n) == 0;
+}
+
+/* Open a ChaosKey: find it again, detach a kernel driver, claim it. */
+static int
+usb_open_chaoskey(struct usb_state *st)
+{
+	struct libusb_device_descriptor desc;
+	libusb_device **list, *dev = NULL;
+	ssize_t n, i;
+	int rc;
+
+	if (usb_ctx == NULL || (n = libusb_get_device_list(usb_ctx, &list)) < 0) {
+		usb_host->log(st->instance, ENTROPYD_LOG_ERR, "libusb is not available");
+		return -1;
+	}
+	for (i = 0; i < n && dev == NULL; i++)
+		if (usb_key_is(st->key, list[i]) &&
+		    libusb_get_device_descriptor(list[i], &desc) == 0 &&
+		    desc.idVendor == st->key->model->vid && desc.idProduct == st->key->model->pid)
+			dev = list[i];
+	if (dev == NULL) {
+		libusb_free_device_list(list, 1);
+		usb_host->log(st->instance, ENTROPYD_LOG_WARNING, "not on the bus (unplugged)");
+		errno = ENODEV;
+		return -1;
+	}
+	rc = libusb_open(dev, &st->handle);
+	libusb_free_device_list(list, 1);
+	if (rc != 0) {
+		usb_host->log(st->instance, ENTROPYD_LOG_ERR, "open: %s", libusb_error_name(rc));
+		return -1;
+	}
+	/* The kernel's chaoskey driver may hold it: detach, reattach on release. */
+	rc = libusb_set_auto_detach_kernel_driver(st->handle, 1);
+	if (rc != 0 && rc != LIBUSB_ERROR_NOT_SUPPORTED)
+		usb_host->log(st->instance, ENTROPYD_LOG_WARNING, "cannot detach the kernel "
+		    "driver: %s", libusb_error_name(rc));
+	if ((rc = libusb_claim_interface(st->handle, USB_CHAOSKEY_INTERFACE)) != 0) {
+		usb_host->log(st->instance, ENTROPYD_LOG_ERR, "claim interface: %s",
+		    libusb_error_name(rc));
+		libusb_close(st->handle);
+		st->handle = NULL;
+		return -1;
+	}
+	st->endpoint = st->key->raw ? USB_CHAOSKEY_RAW_EP : USB_CHAOSKEY_COOKED_EP;
+	return 0;
+}
+
+/* Read a ChaosKey endpoint: whole transfers into a buffer, handed out as asked. */
+static ssize_t
+usb_read_chaoskey(struct usb_state *st, void *buf, size_t len)
+{
+	int got = 0, rc;
+
+	if (st->off == st->len) {
+		st->off = st->len = 0;
+		rc = libusb_bulk_transfer(st->handle, st->endpoint, st->buf, sizeof st->buf,
+		    &got, USB_TRANSFER_TIMEOUT_MS);
+		if (got > 0 && (rc == 0 || rc == LIBUSB_ERROR_TIMEOUT))
+			st->len = (size_t)got;
+		else if (rc == 0 || rc == LIBUSB_ERROR_TIMEOUT || rc == LIBUSB_ERROR_INTERRUPTED)
+			return ENTROPYD_READ_AGAIN;
+		else {
+			if (rc == LIBUSB_ERROR_PIPE) {
+				usb_host->log(st->instance, ENTROPYD_LOG_WARNING,
+				    "endpoint 0x%02x stalled", st->endpoint);
+				libusb_clear_halt(st->handle, st->endpoint);
+				errno = EPIPE;
+			} else if (rc == LIBUSB_ERROR_NO_DEVICE) {
+				usb_host->log(st->instance, ENTROPYD_LOG_WARNING, "unplugged");
+				errno = ENODEV;
+			} else {
+				usb_host->log(st->instance, ENTROPYD_LOG_WARNING,
+				    "bulk transfer: %s", libusb_error_name(rc));
+				errno = EIO;
+			}
+			return ENTROPYD_READ_ERROR;
+		}
+	}
+	if (len > st->len - st->off)
+		len = st->len - st->off;
+	memcpy(buf, st->buf + st->off, len);
+	explicit_bzero(st->buf + st->off, len);
+	st->off += len;
+	return (ssize_t)len;
+}
+#endif /* HAVE_LIBUSB */
+
+/* Find every known key: the given tty, or ttyACMs in sysfs and ChaosKeys. */
+static int
+usb_probe(struct entropyd_module *module, const struct entropyd_host *host)
+{
+	const char *tty;
+	int n;
+
+	usb_host = host;
+	tty = usb_option(module, "tty");
+	if (*tty != '\0')
+		return usb_probe_tty(module, tty);
+	n = usb_tty_find(usb_option(module, "sysfs"), usb_found_tty, module);
+	if (n < 0)
+		n = 0;
+#ifdef HAVE_LIBUSB
+	if (!usb_raw_selected)
+		n += usb_probe_chaoskeys(module, false);
+	if (n == 0)
+		host->unusable(module, "no USB noise key found (ChaosKey, TrueRNG, TrueRNGpro, "
+		    "OneRNG)");
+#else
+	if (n == 0)
+		host->unusable(module, "no CDC-ACM noise key found (TrueRNG, TrueRNGpro, "
+		    "OneRNG); ChaosKey: built without libusb");
+#endif
+	return n;
+}
+
+/* Note that chaoskey_raw takes the ChaosKeys (configure runs only when selected). */
+static int
+usb_raw_configure(struct entropyd_module *module, const struct entropyd_host *host,
+    char *err, size_t errlen)
+{
+	usb_host = host;
+	usb_raw_selected = true;
+	return 0;
+}
+
+/* Find ChaosKeys for their raw endpoint. */
+static int
+usb_raw_probe(struct entropyd_module *module, const struct entropyd_host *host)
+{
+	int n = 0;
+
+	usb_host = host;
+#ifdef HAVE_LIBUSB
+	if ((n = usb_probe_chaoskeys(module, true)) == 0)
+		host->unusable(module, "no ChaosKey found");
+#else
+	host->unusable(module, "built without libusb");
+#endif
+	return n;
+}
+
+/* Put a CDC-ACM key's tty in raw mode and start it as its model wants. */
+static int
+usb_open_tty(struct usb_state *st)
+{
+	struct entropyd_module *module = usb_host->instance_module(st->instance);
+	const struct usb_tty_model *m = st->key->model;
+	char err[128];
+	int rc, saved;
+
+	if ((st->fd = open(st->key->tty, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		saved = errno;
+		usb_host->log(st->instance, ENTROPYD_LOG_ERR, "%s: %s", st->key->tty,
+		    strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	if (m->protocol == USB_TTY_KNOCK)
+		rc = usb_tty_knock(&usb_tty_sys, st->fd,
+		    usb_tty_knock_baud(usb_option(module, "truerngpro_mode")));
+	else
+		rc = usb_tty_raw(&usb_tty_sys, st->fd, USB_TTY_BAUD);
+	if (rc == -1) {
+		usb_host->log(st->instance, ENTROPYD_LOG_ERR, "%s: termios: %s", st->key->tty,
+		    strerror(errno));
+		goto fail;
+	}
+	tcflush(st->fd, TCIFLUSH);
+	if ((rc = usb_tty_dtr(&usb_tty_sys, st->fd)) == -1) {
+		usb_host->log(st->instance, ENTROPYD_LOG_ERR, "%s: DTR: %s", st->key->tty,
+		    strerror(errno));
+		goto fail;
+	}
+	if (rc == 1)
+		usb_host->log(st->instance, ENTROPYD_LOG_DEBUG, "%s has no modem lines; DTR "
+		    "not set", st->key->tty);
+	if (m->protocol == USB_TTY_ONERNG) {
+		st->onerng_mode = usb_tty_onerng_mode(usb_option(module, "onerng_mode"), err,
+		    sizeof err);
+		if (st->onerng_mode < 0 || usb_tty_onerng_start(&usb_tty_sys, st->fd,
+		    st->onerng_mode) == -1) {
+			usb_host->log(st->instance, ENTROPYD_LOG_ERR, "%s: starting: %s",
+			    st->key->tty, st->onerng_mode < 0 ? err : strerror(errno));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	saved = errno;
+	close(st->fd);
+	st->fd = -1;
+	errno = saved;
+	return -1;
+}
+
+/* Open a key found by probe. */
+static int
+usb_open(struct entropyd_instance *inst, void **state)
+{
+	struct usb_state *st;
+	int rc;
+
+	if (usb_host == NULL || (st = calloc(1, sizeof *st)) == NULL) {
+		errno = usb_host == NULL ? EINVAL : ENOMEM;
+		return -1;
+	}
+	st->instance = inst;
+	st->key = usb_host->instance_cookie(inst);
+	st->fd = -1;
+	if (st->key->model->protocol != USB_TTY_NONE)
+		rc = usb_open_tty(st);
+	else
+#ifdef HAVE_LIBUSB
+		rc = usb_open_chaoskey(st);
+#else
+		rc = -1;
+#endif
+	if (rc == -1) {
+		free(st);
+		return -1;
+	}
+	*state = st;
+	return 0;
+}
+
+/* Read what the tty has; a hung-up tty (unplugged key) is an error. */
+static ssize_t
+usb_read_tty(struct usb_state *st, void *buf, size_t len)
+{
+	ssize_t n = read(st->fd, buf, len);
+
+	if (n > 0)
+		return n;
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return ENTROPYD_READ_AGAIN;
+	if (n == 0)
+		errno = ENODEV;
+	usb_host->log(st->instance, ENTROPYD_LOG_WARNING, "%s: %s", st->key->tty,
+	    n == 0 ? "hung up (unplugged?)" : strerror(errno));
+	return ENTROPYD_READ_ERROR;
+}
+
+static ssize_t
+usb_read(void *state, void *buf, size_t len)
+{
+	struct usb_state *st = state;
+
+	if (st->fd != -1)
+		return usb_read_tty(st, buf, len);
+#ifdef HAVE_LIBUSB
+	return usb_read_chaoskey(st, buf, len);
+#else
+	errno = ENODEV;
+	return ENTROPYD_READ_ERROR;
+#endif
+}
+
+/* A tty is polled by the loop; a ChaosKey is read from the reader thread. */
+static int
+usb_pollfd(void *state)
+{
+	struct usb_state *st = state;
+
+	return st->fd;
+}
+
+/* Stop a OneRNG, close the tty; release a ChaosKey (its kernel driver returns). */
+static void
+usb_close(void *state)
+{
+	struct usb_state *st = state;
+
+	if (st == NULL)
+		return;
+	if (st->fd != -1) {
+		if (st->key->model->protocol == USB_TTY_ONERNG &&
+		    usb_tty_onerng_stop(&usb_tty_sys, st->fd) == -1)
+			usb_host->log(st->instance, ENTROPYD_LOG_WARNING, "%s: stopping: %s",
+			    st->key->tty, strerror(errno));
+		close(st->fd);
+	}
+#ifdef HAVE_LIBUSB
+	if (st->handle != NULL) {
+		libusb_release_interface(st->handle, USB_CHAOSKEY_INTERFACE);
+		libusb_close(st->handle);
+	}
+	explicit_bzero(st->buf, sizeof st->buf);
+#endif
+	free(st);
+}
+
+/*
+ * entropy_bits 7 per byte: every stream this module reads is the key's own
+ * whitened output (ChaosKey endpoint 0x85, TrueRNG, TrueRNGpro's whitened
+ * modes, OneRNG modes 0, 2, 6). Whitening hides defects but adds no entropy,
+ * and the raw noise behind it is not assessed here, so entropyd leaves a
+ * margin below the 8 bits the output looks like; operators may lower it.
+ */
+const struct entropyd_source usb_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "usb",
+	.description = "USB noise keys: ChaosKey, TrueRNG, TrueRNGpro, OneRNG",
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON,
+	.entropy_bits = 7.0,
+	.sample_bits = 0,
+	.options = usb_options,
+	.probe = usb_probe,
+	.open = usb_open,
+	.read = usb_read,
+	.pollfd = usb_pollfd,
+	.close = usb_close,
+	.configure = usb_configure,
+};
+
+/*
+ * The ChaosKey's raw endpoint gives 12-bit ADC samples in 16-bit
+ * little-endian words. 2 bits per sample is a deliberately low estimate for
+ * a noise diode digitised at 12 bits; the RCT and APT run on every sample.
+ */
+const struct entropyd_source chaoskey_raw_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "chaoskey_raw",
+	.description = "ChaosKey raw ADC samples (endpoint 0x86), health-tested per sample",
+	.flags = ENTROPYD_SOURCE_RAW_SAMPLES,
+	.entropy_bits = 2.0,
+	.sample_bits = 12,
+	.options = NULL,
+	.probe = usb_raw_probe,
+	.open = usb_open,
+	.read = usb_read,
+	.pollfd = usb_pollfd,
+	.close = usb_close,
+	.configure = usb_raw_configure,
+};
