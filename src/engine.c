@@ -206,7 +206,7 @@ static void
 engine_readable(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	uint8_t buf[READER_BUFFER_BYTES];
+	uint8_t buf[ENGINE_POLL_READ_BYTES];
 	ssize_t n;
 	int err;
 

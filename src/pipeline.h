@@ -26,6 +26,10 @@
 /* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks. */
 #define PIPELINE_FAILURE_LIMIT 25
 #define PIPELINE_FORGIVE_BLOCKS 1000
+/* The largest read pipeline_next_read() asks for once a source is warm. */
+#define PIPELINE_READ_MAX 65536
+/* Raw-sample sources are read in pieces of this size. */
+#define PIPELINE_RAW_READ 4096
 
 enum pipeline_test {
 	PIPELINE_TEST_MONOBIT = FIPS_MONOBIT,
@@ -64,6 +68,7 @@ struct pipeline {
 	size_t bootstrap_len;
 	uint8_t block[FIPS_BLOCK_BYTES];
 	size_t block_len;
+	bool warm;                /* a block was tested since the last (re)start */
 	struct conditioner cond;
 	struct reserve reserve;
 	unsigned failure_score;   /* rises per failed block, falls per 1000 good */
@@ -87,7 +92,13 @@ bool pipeline_failing(const struct pipeline *);
 bool pipeline_credited(const struct pipeline *);
 /* True once raw-sample start-up tests passed (always true for byte sources). */
 bool pipeline_started(const struct pipeline *);
-/* How many bytes to ask the source for: what completes the next block. */
+/*
+ * How many bytes to ask the source for. Until a block was tested since the
+ * last (re)start: exactly what completes the next block, so the first output
+ * comes as early as possible. After that: what completes the next block plus
+ * as many whole blocks as the reserve's free room needs as input, at most
+ * PIPELINE_READ_MAX, so a fast source is read in few large pieces.
+ */
 size_t pipeline_next_read(const struct pipeline *);
 /* The label of a test for logs and metrics. */
 const char *pipeline_test_key(enum pipeline_test);

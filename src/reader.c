@@ -29,6 +29,7 @@ struct reader {
 	bool full;                 /* a finished read waits for the loop */
 	ssize_t result;
 	int err;
+	/* Read into by the thread while !full, copied out by the loop while full. */
 	uint8_t buf[READER_BUFFER_BYTES];
 };
 
@@ -51,12 +52,14 @@ reader_global_init(void)
 		fatal("sigaction");
 }
 
-/* The thread: wait to be wanted, read one buffer, hand it over, repeat. */
+/*
+ * The thread: wait to be wanted, read into the shared buffer (the loop does
+ * not touch it until it is marked full), hand it over, repeat.
+ */
 static void *
 reader_main(void *arg)
 {
 	struct reader *r = arg;
-	uint8_t buf[READER_BUFFER_BYTES];
 	sigset_t set;
 	uint64_t one = 1;
 
@@ -76,7 +79,7 @@ reader_main(void *arg)
 		len = r->read_len;
 		pthread_mutex_unlock(&r->lock);
 		errno = 0;
-		n = r->src->read(r->state, buf, len);
+		n = r->src->read(r->state, r->buf, len);
 		err = errno;
 		pthread_mutex_lock(&r->lock);
 		if (r->stop)
@@ -92,8 +95,6 @@ reader_main(void *arg)
 		}
 		r->result = n;
 		r->err = err;
-		if (n > 0)
-			memcpy(r->buf, buf, (size_t)n);
 		r->full = true;
 		if (write(r->wake_fd, &one, sizeof one) == -1 && errno != EAGAIN)
 			log_warn("reader: eventfd");
@@ -103,7 +104,6 @@ reader_main(void *arg)
 	r->done = true;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	explicit_bzero(buf, sizeof buf);
 	return NULL;
 }
 

@@ -11,9 +11,10 @@
 /*
  * A core-owned thread for a source whose read() blocks or computes. The
  * thread reads only while the loop wants data, one buffer at a time, and
- * wakes the loop through an eventfd. The pipeline stays on the loop thread.
+ * wakes the loop through an eventfd once per read (reads are sized by the
+ * loop: small at start-up, up to the whole buffer once a source is warm). The pipeline stays on the loop thread.
  */
-#define READER_BUFFER_BYTES 4096
+#define READER_BUFFER_BYTES 65536 /* = PIPELINE_READ_MAX */
 
 struct reader;
 
