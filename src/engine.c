@@ -238,7 +238,8 @@ engine_demand(struct entropyd_instance *inst)
 	bool want = reserve_wants(&inst->pipe.reserve);
 
 	if (inst->reader != NULL)
-		reader_want(inst->reader, want, pipeline_next_read(&inst->pipe));
+		reader_want(inst->reader, want, pipeline_next_read(&inst->pipe),
+		    pipeline_read_ahead(&inst->pipe));
 	else if (want)
 		event_add(inst->ev_read, NULL);
 	else

@@ -70,7 +70,12 @@ pipeline_fips_block(struct pipeline *p)
 				pipeline_failed(p, (enum pipeline_test)t);
 		p->count.blocks_failed++;
 		p->failure_score++;
-		p->good_streak = 0;
+		/*
+		 * Like rngd, good blocks count towards forgiveness across a
+		 * failure: resetting the count would let FIPS's false alarms
+		 * (about 1 in 1250 blocks) outpace forgiveness (it would take
+		 * 1000 good blocks in a row) and suspend a perfect source.
+		 */
 		explicit_bzero(p->block, sizeof p->block);
 		return;
 	}
@@ -212,9 +217,7 @@ pipeline_room_input(const struct pipeline *p)
 	size_t outputs = (room + CONDITION_OUTPUT_BYTES - 1) / CONDITION_OUTPUT_BYTES;
 	size_t per_output = p->cond.units_per_output * p->cond.unit_bytes;
 
-	if (per_output > 0 && outputs > PIPELINE_READ_MAX / per_output)
-		return PIPELINE_READ_MAX;
-	return outputs * per_output;
+	return outputs * per_output; /* at most 512 outputs of a few kB: no overflow */
 }
 
 size_t
@@ -233,6 +236,12 @@ pipeline_next_read(const struct pipeline *p)
 	if (want <= next)
 		return next;
 	return next + (want - next) / FIPS_BLOCK_BYTES * FIPS_BLOCK_BYTES;
+}
+
+bool
+pipeline_read_ahead(const struct pipeline *p)
+{
+	return !p->raw && p->warm && pipeline_room_input(p) >= 2 * pipeline_next_read(p);
 }
 
 const char *

@@ -72,7 +72,7 @@ struct pipeline {
 	struct conditioner cond;
 	struct reserve reserve;
 	unsigned failure_score;   /* rises per failed block, falls per 1000 good */
-	unsigned good_streak;
+	unsigned good_streak;     /* good blocks since the last forgiveness */
 	struct pipeline_counters count;
 };
 
@@ -100,6 +100,12 @@ bool pipeline_started(const struct pipeline *);
  * PIPELINE_READ_MAX, so a fast source is read in few large pieces.
  */
 size_t pipeline_next_read(const struct pipeline *);
+/*
+ * Whether a second read of pipeline_next_read() bytes may start before the
+ * first was put through: the source is warm and the reserve's free room
+ * takes the output of both (so reading ahead never overflows it).
+ */
+bool pipeline_read_ahead(const struct pipeline *);
 /* The label of a test for logs and metrics. */
 const char *pipeline_test_key(enum pipeline_test);
 

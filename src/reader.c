@@ -25,12 +25,18 @@ struct reader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool want, stop, done;
+	bool ahead;                /* may read the next buffer while one waits */
 	size_t read_len;           /* what the next read asks for */
-	bool full;                 /* a finished read waits for the loop */
+	bool full;                 /* buf[ready] holds a finished read for the loop */
+	int ready;
 	ssize_t result;
 	int err;
-	/* Read into by the thread while !full, copied out by the loop while full. */
-	uint8_t buf[READER_BUFFER_BYTES];
+	/*
+	 * Two buffers: the thread reads into buf[ready ^ 1] (or either when
+	 * none is full) while the loop copies buf[ready] out; so the thread
+	 * need not wait for the loop between reads when reading ahead.
+	 */
+	uint8_t buf[2][READER_BUFFER_BYTES];
 };
 
 /* Does nothing: its delivery makes a blocked read() return EINTR. */
@@ -53,8 +59,9 @@ reader_global_init(void)
 }
 
 /*
- * The thread: wait to be wanted, read into the shared buffer (the loop does
- * not touch it until it is marked full), hand it over, repeat.
+ * The thread: wait to be wanted, read into the buffer the loop is not
+ * using, hand it over once the previous one was taken, repeat. Without
+ * read-ahead a read starts only when no finished read waits for the loop.
  */
 static void *
 reader_main(void *arg)
@@ -62,6 +69,7 @@ reader_main(void *arg)
 	struct reader *r = arg;
 	sigset_t set;
 	uint64_t one = 1;
+	int fill = 0;
 
 	sigfillset(&set);
 	sigdelset(&set, READER_SIGNAL);
@@ -72,16 +80,20 @@ reader_main(void *arg)
 		size_t len;
 		int err;
 
-		while (!r->stop && (!r->want || r->full))
+		while (!r->stop && (!r->want || (r->full && !r->ahead)))
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
 		len = r->read_len;
+		if (r->full)
+			fill = r->ready ^ 1;
 		pthread_mutex_unlock(&r->lock);
 		errno = 0;
-		n = r->src->read(r->state, r->buf, len);
+		n = r->src->read(r->state, r->buf[fill], len);
 		err = errno;
 		pthread_mutex_lock(&r->lock);
+		while (!r->stop && r->full)
+			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
 		if (n == ENTROPYD_READ_AGAIN) {
@@ -95,7 +107,9 @@ reader_main(void *arg)
 		}
 		r->result = n;
 		r->err = err;
+		r->ready = fill;
 		r->full = true;
+		fill ^= 1;
 		if (write(r->wake_fd, &one, sizeof one) == -1 && errno != EAGAIN)
 			log_warn("reader: eventfd");
 		if (n <= 0)
@@ -134,12 +148,13 @@ reader_fd(const struct reader *r)
 }
 
 void
-reader_want(struct reader *r, bool want, size_t len)
+reader_want(struct reader *r, bool want, size_t len, bool ahead)
 {
 	pthread_mutex_lock(&r->lock);
 	r->read_len = len == 0 || len > READER_BUFFER_BYTES ? READER_BUFFER_BYTES : len;
-	if (r->want != want) {
+	if (r->want != want || r->ahead != ahead) {
 		r->want = want;
+		r->ahead = ahead;
 		pthread_cond_signal(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -159,8 +174,8 @@ reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
 		*result = r->result;
 		*err = r->err;
 		if (r->result > 0) {
-			memcpy(buf, r->buf, (size_t)r->result);
-			explicit_bzero(r->buf, (size_t)r->result);
+			memcpy(buf, r->buf[r->ready], (size_t)r->result);
+			explicit_bzero(r->buf[r->ready], (size_t)r->result);
 		}
 		r->full = false;
 		pthread_cond_signal(&r->cond);

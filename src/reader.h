@@ -22,8 +22,12 @@ struct reader;
 struct reader *reader_start(const struct entropyd_source *src, void *state);
 /* The fd the loop polls for a finished read. */
 int reader_fd(const struct reader *);
-/* Tell the thread whether to read, and how much the next read should ask for. */
-void reader_want(struct reader *, bool want, size_t len);
+/*
+ * Tell the thread whether to read, and how much the next read should ask
+ * for; with ahead, it may read the next buffer while a finished one still
+ * waits for reader_take() (when the reserve has room for both).
+ */
+void reader_want(struct reader *, bool want, size_t len, bool ahead);
 /*
  * Take the finished read, if any: returns false when none is ready; else
  * *result is the read()'s return, *err its errno, and buf holds the bytes.
