@@ -51,6 +51,13 @@ bench_output(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
 	bench_outputs++;
 }
 
+/*
+ * Both sides hand each output over through this pointer, so the compiler
+ * cannot inline and specialise the callback for the raw side only (a
+ * constant-length, vectorised fold there made the raw side look 10% faster).
+ */
+static condition_output_fn volatile bench_deliver = bench_output;
+
 /* Condition the buffer the way a credited 8 bits/byte source is. */
 static double
 bench_condition(const uint8_t *buf, size_t len)
@@ -62,7 +69,7 @@ bench_condition(const uint8_t *buf, size_t len)
 	condition_init(&c, 8, 1);
 	for (off = 0; off < len; off += step)
 		condition_input(&c, buf + off, len - off < step ? len - off : step,
-		    bench_output, NULL);
+		    bench_deliver, NULL);
 	condition_free(&c);
 	return bench_now() - t0;
 }
@@ -77,7 +84,7 @@ bench_sha256(const uint8_t *buf, size_t len)
 
 	for (off = 0; off + chunk <= len; off += chunk) {
 		gcry_md_hash_buffer(GCRY_MD_SHA256, out, buf + off, chunk);
-		bench_output(NULL, out, sizeof out, 0);
+		bench_deliver(NULL, out, sizeof out, 0);
 	}
 	return bench_now() - t0;
 }
