@@ -217,18 +217,31 @@ engine_readable(int fd, short what, void *arg)
 	explicit_bzero(buf, sizeof buf);
 }
 
-/* A reader thread finished a read. */
+/*
+ * A reader thread finished a read: put its buffer through in place, then
+ * release it. Handling may close the instance (its reader is then gone)
+ * but never opens one synchronously with bytes in hand; a read without
+ * bytes is released first, as a reopen starts a new reader.
+ */
 static void
 engine_reader_ready(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	uint8_t buf[READER_BUFFER_BYTES];
+	struct reader *r = inst->reader;
+	const uint8_t *buf;
 	ssize_t n;
 	int err;
 
-	if (reader_take(inst->reader, buf, &n, &err))
-		engine_handle(inst, n, err, buf);
-	explicit_bzero(buf, sizeof buf);
+	if (!reader_take(r, &buf, &n, &err))
+		return;
+	if (n <= 0) {
+		reader_release(r);
+		engine_handle(inst, n, err, NULL);
+		return;
+	}
+	engine_handle(inst, n, err, buf);
+	if (inst->reader == r)
+		reader_release(r);
 }
 
 /* Read a source only while its reserve wants filling. */

@@ -27,7 +27,7 @@
 #define PIPELINE_FAILURE_LIMIT 25
 #define PIPELINE_FORGIVE_BLOCKS 1000
 /* The largest read pipeline_next_read() asks for once a source is warm. */
-#define PIPELINE_READ_MAX 65536
+#define PIPELINE_READ_MAX 32768
 /* Raw-sample sources are read in pieces of this size. */
 #define PIPELINE_RAW_READ 4096
 

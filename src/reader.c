@@ -33,11 +33,12 @@ struct reader {
 	int err;
 	/*
 	 * Two buffers: the thread reads into buf[ready ^ 1] (or either when
-	 * none is full) while the loop copies buf[ready] out; so the thread
-	 * need not wait for the loop between reads when reading ahead.
+	 * none is full) while the loop uses buf[ready] in place until
+	 * reader_release(); so the thread need not wait for the loop between
+	 * reads when reading ahead, and nothing is copied.
 	 */
-	uint8_t buf[2][READER_BUFFER_BYTES];
-};
+	uint8_t *buf[2];           /* READER_BUFFER_BYTES each, from malloc: */
+};                                 /* pages untouched until a read fills them */
 
 /* Does nothing: its delivery makes a blocked read() return EINTR. */
 static void
@@ -130,6 +131,8 @@ reader_start(const struct entropyd_source *src, void *state)
 	r->src = src;
 	r->state = state;
 	r->read_len = READER_BUFFER_BYTES;
+	r->buf[0] = xmalloc(READER_BUFFER_BYTES);
+	r->buf[1] = xmalloc(READER_BUFFER_BYTES);
 	if ((r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
 		fatal("eventfd");
 	pthread_mutex_init(&r->lock, NULL);
@@ -161,7 +164,7 @@ reader_want(struct reader *r, bool want, size_t len, bool ahead)
 }
 
 bool
-reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
+reader_take(struct reader *r, const uint8_t **buf, ssize_t *result, int *err)
 {
 	uint64_t count;
 	bool got;
@@ -173,15 +176,23 @@ reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
 	if (got) {
 		*result = r->result;
 		*err = r->err;
-		if (r->result > 0) {
-			memcpy(buf, r->buf[r->ready], (size_t)r->result);
+		*buf = r->buf[r->ready];
+	}
+	pthread_mutex_unlock(&r->lock);
+	return got;
+}
+
+void
+reader_release(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->full) {
+		if (r->result > 0)
 			explicit_bzero(r->buf[r->ready], (size_t)r->result);
-		}
 		r->full = false;
 		pthread_cond_signal(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
-	return got;
 }
 
 void
@@ -223,7 +234,10 @@ reader_stop(struct reader *r, unsigned timeout_ms)
 	close(r->wake_fd);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
-	explicit_bzero(r->buf, sizeof r->buf);
+	explicit_bzero(r->buf[0], READER_BUFFER_BYTES);
+	explicit_bzero(r->buf[1], READER_BUFFER_BYTES);
+	free(r->buf[0]);
+	free(r->buf[1]);
 	free(r);
 	return true;
 }
