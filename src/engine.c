@@ -206,7 +206,7 @@ static void
 engine_readable(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	uint8_t buf[READER_BUFFER_BYTES];
+	uint8_t buf[ENGINE_POLL_READ_BYTES];
 	ssize_t n;
 	int err;
 
@@ -217,18 +217,31 @@ engine_readable(int fd, short what, void *arg)
 	explicit_bzero(buf, sizeof buf);
 }
 
-/* A reader thread finished a read. */
+/*
+ * A reader thread finished a read: put its buffer through in place, then
+ * release it. Handling may close the instance (its reader is then gone)
+ * but never opens one synchronously with bytes in hand; a read without
+ * bytes is released first, as a reopen starts a new reader.
+ */
 static void
 engine_reader_ready(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	uint8_t buf[READER_BUFFER_BYTES];
+	struct reader *r = inst->reader;
+	const uint8_t *buf;
 	ssize_t n;
 	int err;
 
-	if (reader_take(inst->reader, buf, &n, &err))
-		engine_handle(inst, n, err, buf);
-	explicit_bzero(buf, sizeof buf);
+	if (!reader_take(r, &buf, &n, &err))
+		return;
+	if (n <= 0) {
+		reader_release(r);
+		engine_handle(inst, n, err, NULL);
+		return;
+	}
+	engine_handle(inst, n, err, buf);
+	if (inst->reader == r)
+		reader_release(r);
 }
 
 /* Read a source only while its reserve wants filling. */
@@ -238,7 +251,8 @@ engine_demand(struct entropyd_instance *inst)
 	bool want = reserve_wants(&inst->pipe.reserve);
 
 	if (inst->reader != NULL)
-		reader_want(inst->reader, want, pipeline_next_read(&inst->pipe));
+		reader_want(inst->reader, want, pipeline_next_read(&inst->pipe),
+		    pipeline_read_ahead(&inst->pipe));
 	else if (want)
 		event_add(inst->ev_read, NULL);
 	else

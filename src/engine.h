@@ -10,6 +10,8 @@
 #define ENGINE_BACKOFF_MAX_MS 300000u
 /* How long shutdown waits for a reader thread stuck in read(). */
 #define ENGINE_STOP_TIMEOUT_MS 300u
+/* What a polled source is asked for per readable event. */
+#define ENGINE_POLL_READ_BYTES 4096
 
 /*
  * Run the daemon: probe the enabled sources, read them on demand through

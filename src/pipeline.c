@@ -37,6 +37,7 @@ pipeline_restart(struct pipeline *p)
 {
 	p->bootstrap_len = 0;
 	p->block_len = 0;
+	p->warm = false;
 	p->have_carry = false;
 	p->failure_score = 0;
 	p->good_streak = 0;
@@ -61,6 +62,7 @@ pipeline_fips_block(struct pipeline *p)
 	int t;
 
 	p->block_len = 0;
+	p->warm = true;
 	p->count.blocks_tested++;
 	if (mask != 0) {
 		for (t = 0; t < FIPS_NTESTS; t++)
@@ -68,7 +70,12 @@ pipeline_fips_block(struct pipeline *p)
 				pipeline_failed(p, (enum pipeline_test)t);
 		p->count.blocks_failed++;
 		p->failure_score++;
-		p->good_streak = 0;
+		/*
+		 * Like rngd, good blocks count towards forgiveness across a
+		 * failure: resetting the count would let FIPS's false alarms
+		 * (about 1 in 1250 blocks) outpace forgiveness (it would take
+		 * 1000 good blocks in a row) and suspend a perfect source.
+		 */
 		explicit_bzero(p->block, sizeof p->block);
 		return;
 	}
@@ -202,12 +209,39 @@ pipeline_started(const struct pipeline *p)
 	return !p->raw || sp80090b_ready(&p->health);
 }
 
+/* Input bytes that refill the reserve's free room (whole outputs, rounded up). */
+static size_t
+pipeline_room_input(const struct pipeline *p)
+{
+	size_t room = RESERVE_CAPACITY - p->reserve.len;
+	size_t outputs = (room + CONDITION_OUTPUT_BYTES - 1) / CONDITION_OUTPUT_BYTES;
+	size_t per_output = p->cond.units_per_output * p->cond.unit_bytes;
+
+	return outputs * per_output; /* at most 512 outputs of a few kB: no overflow */
+}
+
 size_t
 pipeline_next_read(const struct pipeline *p)
 {
+	size_t next, want;
+
 	if (p->raw)
-		return 4096;
-	return FIPS_BOOTSTRAP_BYTES - p->bootstrap_len + FIPS_BLOCK_BYTES - p->block_len;
+		return PIPELINE_RAW_READ;
+	next = FIPS_BOOTSTRAP_BYTES - p->bootstrap_len + FIPS_BLOCK_BYTES - p->block_len;
+	if (!p->warm)
+		return next;
+	want = pipeline_room_input(p);
+	if (want > PIPELINE_READ_MAX)
+		want = PIPELINE_READ_MAX;
+	if (want <= next)
+		return next;
+	return next + (want - next) / FIPS_BLOCK_BYTES * FIPS_BLOCK_BYTES;
+}
+
+bool
+pipeline_read_ahead(const struct pipeline *p)
+{
+	return !p->raw && p->warm && pipeline_room_input(p) >= 2 * pipeline_next_read(p);
 }
 
 const char *

@@ -26,6 +26,10 @@
 /* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks. */
 #define PIPELINE_FAILURE_LIMIT 25
 #define PIPELINE_FORGIVE_BLOCKS 1000
+/* The largest read pipeline_next_read() asks for once a source is warm. */
+#define PIPELINE_READ_MAX 32768
+/* Raw-sample sources are read in pieces of this size. */
+#define PIPELINE_RAW_READ 4096
 
 enum pipeline_test {
 	PIPELINE_TEST_MONOBIT = FIPS_MONOBIT,
@@ -64,10 +68,11 @@ struct pipeline {
 	size_t bootstrap_len;
 	uint8_t block[FIPS_BLOCK_BYTES];
 	size_t block_len;
+	bool warm;                /* a block was tested since the last (re)start */
 	struct conditioner cond;
 	struct reserve reserve;
 	unsigned failure_score;   /* rises per failed block, falls per 1000 good */
-	unsigned good_streak;
+	unsigned good_streak;     /* good blocks since the last forgiveness */
 	struct pipeline_counters count;
 };
 
@@ -87,8 +92,20 @@ bool pipeline_failing(const struct pipeline *);
 bool pipeline_credited(const struct pipeline *);
 /* True once raw-sample start-up tests passed (always true for byte sources). */
 bool pipeline_started(const struct pipeline *);
-/* How many bytes to ask the source for: what completes the next block. */
+/*
+ * How many bytes to ask the source for. Until a block was tested since the
+ * last (re)start: exactly what completes the next block, so the first output
+ * comes as early as possible. After that: what completes the next block plus
+ * as many whole blocks as the reserve's free room needs as input, at most
+ * PIPELINE_READ_MAX, so a fast source is read in few large pieces.
+ */
 size_t pipeline_next_read(const struct pipeline *);
+/*
+ * Whether a second read of pipeline_next_read() bytes may start before the
+ * first was put through: the source is warm and the reserve's free room
+ * takes the output of both (so reading ahead never overflows it).
+ */
+bool pipeline_read_ahead(const struct pipeline *);
 /* The label of a test for logs and metrics. */
 const char *pipeline_test_key(enum pipeline_test);
 

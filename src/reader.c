@@ -25,12 +25,20 @@ struct reader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool want, stop, done;
+	bool ahead;                /* may read the next buffer while one waits */
 	size_t read_len;           /* what the next read asks for */
-	bool full;                 /* a finished read waits for the loop */
+	bool full;                 /* buf[ready] holds a finished read for the loop */
+	int ready;
 	ssize_t result;
 	int err;
-	uint8_t buf[READER_BUFFER_BYTES];
-};
+	/*
+	 * Two buffers: the thread reads into buf[ready ^ 1] (or either when
+	 * none is full) while the loop uses buf[ready] in place until
+	 * reader_release(); so the thread need not wait for the loop between
+	 * reads when reading ahead, and nothing is copied.
+	 */
+	uint8_t *buf[2];           /* READER_BUFFER_BYTES each, from malloc: */
+};                                 /* pages untouched until a read fills them */
 
 /* Does nothing: its delivery makes a blocked read() return EINTR. */
 static void
@@ -51,14 +59,18 @@ reader_global_init(void)
 		fatal("sigaction");
 }
 
-/* The thread: wait to be wanted, read one buffer, hand it over, repeat. */
+/*
+ * The thread: wait to be wanted, read into the buffer the loop is not
+ * using, hand it over once the previous one was taken, repeat. Without
+ * read-ahead a read starts only when no finished read waits for the loop.
+ */
 static void *
 reader_main(void *arg)
 {
 	struct reader *r = arg;
-	uint8_t buf[READER_BUFFER_BYTES];
 	sigset_t set;
 	uint64_t one = 1;
+	int fill = 0;
 
 	sigfillset(&set);
 	sigdelset(&set, READER_SIGNAL);
@@ -69,16 +81,20 @@ reader_main(void *arg)
 		size_t len;
 		int err;
 
-		while (!r->stop && (!r->want || r->full))
+		while (!r->stop && (!r->want || (r->full && !r->ahead)))
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
 		len = r->read_len;
+		if (r->full)
+			fill = r->ready ^ 1;
 		pthread_mutex_unlock(&r->lock);
 		errno = 0;
-		n = r->src->read(r->state, buf, len);
+		n = r->src->read(r->state, r->buf[fill], len);
 		err = errno;
 		pthread_mutex_lock(&r->lock);
+		while (!r->stop && r->full)
+			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
 		if (n == ENTROPYD_READ_AGAIN) {
@@ -92,9 +108,9 @@ reader_main(void *arg)
 		}
 		r->result = n;
 		r->err = err;
-		if (n > 0)
-			memcpy(r->buf, buf, (size_t)n);
+		r->ready = fill;
 		r->full = true;
+		fill ^= 1;
 		if (write(r->wake_fd, &one, sizeof one) == -1 && errno != EAGAIN)
 			log_warn("reader: eventfd");
 		if (n <= 0)
@@ -103,7 +119,6 @@ reader_main(void *arg)
 	r->done = true;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	explicit_bzero(buf, sizeof buf);
 	return NULL;
 }
 
@@ -116,6 +131,8 @@ reader_start(const struct entropyd_source *src, void *state)
 	r->src = src;
 	r->state = state;
 	r->read_len = READER_BUFFER_BYTES;
+	r->buf[0] = xmalloc(READER_BUFFER_BYTES);
+	r->buf[1] = xmalloc(READER_BUFFER_BYTES);
 	if ((r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
 		fatal("eventfd");
 	pthread_mutex_init(&r->lock, NULL);
@@ -134,19 +151,20 @@ reader_fd(const struct reader *r)
 }
 
 void
-reader_want(struct reader *r, bool want, size_t len)
+reader_want(struct reader *r, bool want, size_t len, bool ahead)
 {
 	pthread_mutex_lock(&r->lock);
 	r->read_len = len == 0 || len > READER_BUFFER_BYTES ? READER_BUFFER_BYTES : len;
-	if (r->want != want) {
+	if (r->want != want || r->ahead != ahead) {
 		r->want = want;
+		r->ahead = ahead;
 		pthread_cond_signal(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
 }
 
 bool
-reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
+reader_take(struct reader *r, const uint8_t **buf, ssize_t *result, int *err)
 {
 	uint64_t count;
 	bool got;
@@ -158,15 +176,23 @@ reader_take(struct reader *r, void *buf, ssize_t *result, int *err)
 	if (got) {
 		*result = r->result;
 		*err = r->err;
-		if (r->result > 0) {
-			memcpy(buf, r->buf, (size_t)r->result);
-			explicit_bzero(r->buf, (size_t)r->result);
-		}
+		*buf = r->buf[r->ready];
+	}
+	pthread_mutex_unlock(&r->lock);
+	return got;
+}
+
+void
+reader_release(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->full) {
+		if (r->result > 0)
+			explicit_bzero(r->buf[r->ready], (size_t)r->result);
 		r->full = false;
 		pthread_cond_signal(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
-	return got;
 }
 
 void
@@ -208,7 +234,10 @@ reader_stop(struct reader *r, unsigned timeout_ms)
 	close(r->wake_fd);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
-	explicit_bzero(r->buf, sizeof r->buf);
+	explicit_bzero(r->buf[0], READER_BUFFER_BYTES);
+	explicit_bzero(r->buf[1], READER_BUFFER_BYTES);
+	free(r->buf[0]);
+	free(r->buf[1]);
 	free(r);
 	return true;
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "source.h"
@@ -11,9 +12,10 @@
 /*
  * A core-owned thread for a source whose read() blocks or computes. The
  * thread reads only while the loop wants data, one buffer at a time, and
- * wakes the loop through an eventfd. The pipeline stays on the loop thread.
+ * wakes the loop through an eventfd once per read (reads are sized by the
+ * loop: small at start-up, up to the whole buffer once a source is warm). The pipeline stays on the loop thread.
  */
-#define READER_BUFFER_BYTES 4096
+#define READER_BUFFER_BYTES 32768 /* = PIPELINE_READ_MAX */
 
 struct reader;
 
@@ -21,13 +23,20 @@ struct reader;
 struct reader *reader_start(const struct entropyd_source *src, void *state);
 /* The fd the loop polls for a finished read. */
 int reader_fd(const struct reader *);
-/* Tell the thread whether to read, and how much the next read should ask for. */
-void reader_want(struct reader *, bool want, size_t len);
+/*
+ * Tell the thread whether to read, and how much the next read should ask
+ * for; with ahead, it may read the next buffer while a finished one still
+ * waits for reader_take() (when the reserve has room for both).
+ */
+void reader_want(struct reader *, bool want, size_t len, bool ahead);
 /*
  * Take the finished read, if any: returns false when none is ready; else
- * *result is the read()'s return, *err its errno, and buf holds the bytes.
+ * *result is the read()'s return, *err its errno, and *buf points at the
+ * bytes, which stay put until reader_release() (or reader_stop()).
  */
-bool reader_take(struct reader *, void *buf, ssize_t *result, int *err);
+bool reader_take(struct reader *, const uint8_t **buf, ssize_t *result, int *err);
+/* Done with the taken read: wipe its bytes and let the thread hand over the next. */
+void reader_release(struct reader *);
 /* Ask the thread to stop and interrupt its read(), without waiting. */
 void reader_request_stop(struct reader *);
 /*

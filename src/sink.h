@@ -68,7 +68,7 @@ struct sink {
 	bool topup_pending;
 	int64_t want_bits;        /* credited bits still wanted */
 	/* file */
-	uint8_t pending[4096];    /* bytes taken but not yet written */
+	uint8_t pending[16384];   /* taken, not yet written: a whole reserve per write */
 	size_t pending_off, pending_len;
 	/* counters */
 	uint64_t bytes_written;

@@ -4,7 +4,7 @@
 # line (no timing is asserted: machines are noisy).
 . "$(dirname "$0")/lib.sh"
 [ -x "$top_builddir/tests/bench/entropyd-bench" ] || skip_all "entropyd-bench not built"
-plan 3
+plan 4
 
 BENCH_MB=1 BENCH_RUNS=1 BENCH_IDLE=1 BENCH_NO_INSTALL=1 TMPDIR=$tmp \
     sh "$top_srcdir/tests/bench/bench.sh" >"$tmp/out" 2>"$tmp/err"
@@ -15,6 +15,8 @@ for f in fips fips-counts condition pipeline startup idle-wakeups idle-cpu idle-
 	grep -q "^$f " "$tmp/out" || missing="$missing $f"
 done
 check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missing"
+check "the pipeline figure measured the daemon reading its source" \
+    sh -c "grep '^pipeline ' '$tmp/out' | grep -q 'via entropyd [1-9]'"
 check "no count mismatch between entropytest and rngtest" sh -c "! grep -q MISMATCH '$tmp/out'"
 sed 's/^/# /' "$tmp/out" "$tmp/err"
 finish

@@ -73,7 +73,7 @@ compare() {
 	fi
 }
 
-plan 18
+plan 21
 
 for f in clean zeros repeat longrun biased; do
 	compare "$f data" <"$tmp/$f.bin"
@@ -106,6 +106,19 @@ stats "$tmp/file.err" >"$tmp/file.stats"
 stats "$tmp/e.err" >"$tmp/e.stats"
 check "a file argument reads the same as standard input" \
     cmp -s "$tmp/file.stats" "$tmp/e.stats"
+
+# A regular file is tested through a mapping, a pipe through read(): both
+# must count as rngtest does, also with a short block at the end.
+cat "$tmp/biased.bin" "$tmp/short.bin" >"$tmp/tail.bin"
+compare "a mapped file with a short last block" <"$tmp/tail.bin"
+rngtest <"$tmp/tail.bin" 2>"$tmp/r.err" >/dev/null
+cat "$tmp/tail.bin" | "$et" 2>"$tmp/e.err" >/dev/null
+stats "$tmp/r.err" >"$tmp/r.stats"
+stats "$tmp/e.err" >"$tmp/e.stats"
+check "piped input (read()) counts as rngtest does" cmp -s "$tmp/r.stats" "$tmp/e.stats"
+rngtest -p <"$tmp/tail.bin" 2>/dev/null >"$tmp/r.out"
+cat "$tmp/tail.bin" | "$et" -p 2>/dev/null >"$tmp/e.out"
+check "-p over a pipe: output equals rngtest -p" cmp -s "$tmp/r.out" "$tmp/e.out"
 
 # SP 800-90B: 300 zero bytes break the RCT; random bits pass at H=0.5.
 "$et" -w 8 -H 8 "$tmp/zeros.bin" 2>"$tmp/sp.err"

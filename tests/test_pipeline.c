@@ -241,6 +241,85 @@ Test(pipeline, good_blocks_forgive_failures)
 	pipeline_free(&p);
 }
 
+Test(pipeline, a_failure_does_not_reset_the_good_count)
+{
+	struct pipeline p;
+	uint8_t boot[4] = { 1, 2, 3, 4 };
+
+	pipeline_init(&p, false, 0, 8);
+	pipeline_input(&p, boot, 4);
+	p.failure_score = 3;
+	p.good_streak = PIPELINE_FORGIVE_BLOCKS - 1;
+	feed_blocks(&p, 1, 1); /* a failed block: the score rises, the count stays */
+	cr_assert_eq(p.count.blocks_failed, 1);
+	cr_expect_eq(p.failure_score, 4);
+	cr_expect_eq(p.good_streak, PIPELINE_FORGIVE_BLOCKS - 1,
+	    "as in rngd, false alarms must not undo the good blocks seen");
+	feed_blocks(&p, 1, 0);
+	if (p.count.blocks_passed == 0)
+		cr_skip("the random block failed FIPS by chance (1 in 1,300)");
+	cr_expect_eq(p.failure_score, 3, "the 1000th good block forgives one failure");
+	pipeline_free(&p);
+}
+
+Test(pipeline, next_read_completes_a_block_until_warm)
+{
+	struct pipeline p;
+	uint8_t boot[4] = { 1, 2, 3, 4 };
+	size_t room, n;
+
+	pipeline_init(&p, false, 0, 8);
+	cr_expect_eq(pipeline_next_read(&p), FIPS_BOOTSTRAP_BYTES + FIPS_BLOCK_BYTES,
+	    "after open: exactly the bootstrap word and the first block");
+	cr_expect(!pipeline_read_ahead(&p));
+	pipeline_input(&p, boot, 4);
+	feed_blocks(&p, 1, 0);
+	cr_assert_eq(p.count.blocks_tested, 1);
+	cr_expect(p.warm);
+	/* Warm: the most whole blocks whose output fits the reserve's room. */
+	room = (RESERVE_CAPACITY - p.reserve.len + 31) / 32 * 40; /* 40 in per 32 out */
+	n = pipeline_next_read(&p);
+	cr_expect_eq(n % FIPS_BLOCK_BYTES, 0, "whole blocks");
+	cr_expect_gt(n, FIPS_BLOCK_BYTES, "more than one block once warm");
+	cr_expect_leq(n, room, "no more than refills the reserve");
+	cr_expect_gt(n + FIPS_BLOCK_BYTES, room, "as many blocks as fit");
+	cr_expect(!pipeline_read_ahead(&p), "two such reads would overflow the reserve");
+	pipeline_restart(&p);
+	cr_expect_eq(pipeline_next_read(&p), FIPS_BOOTSTRAP_BYTES + FIPS_BLOCK_BYTES,
+	    "a reopen starts small again");
+	pipeline_free(&p);
+}
+
+Test(pipeline, next_read_is_capped_and_block_aligned)
+{
+	struct pipeline p;
+	uint8_t boot[4] = { 1, 2, 3, 4 }, half[1000] = { 0 };
+
+	/* 1/64 bit per byte: 20480 input bytes per output, the room wants megabytes. */
+	pipeline_init(&p, false, 0, 1.0 / 64);
+	pipeline_input(&p, boot, 4);
+	feed_blocks(&p, 1, 0);
+	cr_assert_eq(p.count.blocks_tested, 1);
+	cr_expect_eq(pipeline_next_read(&p),
+	    PIPELINE_READ_MAX / FIPS_BLOCK_BYTES * FIPS_BLOCK_BYTES);
+	cr_expect(pipeline_read_ahead(&p), "the reserve has room for many such reads");
+	pipeline_input(&p, half, sizeof half);
+	cr_expect_eq(pipeline_next_read(&p) % FIPS_BLOCK_BYTES, FIPS_BLOCK_BYTES - sizeof half,
+	    "a read ends on a block boundary");
+	cr_expect_leq(pipeline_next_read(&p), PIPELINE_READ_MAX);
+	pipeline_free(&p);
+}
+
+Test(pipeline, raw_sources_read_fixed_pieces)
+{
+	struct pipeline p;
+
+	pipeline_init(&p, true, 8, 0.5);
+	cr_expect_eq(pipeline_next_read(&p), PIPELINE_RAW_READ);
+	cr_expect(!pipeline_read_ahead(&p));
+	pipeline_free(&p);
+}
+
 Test(pipeline, uncredited_source_still_flows)
 {
 	struct pipeline p;

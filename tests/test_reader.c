@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reader thread against a fake source whose reads the test lets finish
+ * one by one: reads start only while wanted, ask for what the loop said,
+ * read ahead into the other buffer only when allowed, and hand the bytes
+ * over in place until released.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "reader.h"
+
+#define FAKE_MAX_READS 64
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int started;              /* reads entered */
+	int allowed;              /* reads allowed to finish */
+	size_t lens[FAKE_MAX_READS];
+} fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, { 0 } };
+
+/* Read n fills the buffer with the byte n + 1 once the test allows it. */
+static ssize_t
+fake_read(void *state, void *buf, size_t len)
+{
+	int idx;
+
+	pthread_mutex_lock(&fake.lock);
+	idx = fake.started++;
+	if (idx < FAKE_MAX_READS)
+		fake.lens[idx] = len;
+	pthread_cond_broadcast(&fake.cond);
+	while (fake.allowed <= idx)
+		pthread_cond_wait(&fake.cond, &fake.lock);
+	pthread_mutex_unlock(&fake.lock);
+	memset(buf, idx + 1, len);
+	return (ssize_t)len;
+}
+
+static const struct entropyd_source fake_source = {
+	.name = "fake",
+	.read = fake_read,
+};
+
+/* Let reads up to n finish. */
+static void
+fake_allow(int n)
+{
+	pthread_mutex_lock(&fake.lock);
+	fake.allowed = n;
+	pthread_cond_broadcast(&fake.cond);
+	pthread_mutex_unlock(&fake.lock);
+}
+
+/* Reads started once n have started, or after 10 s (a guard against hangs). */
+static int
+fake_wait_started(int n)
+{
+	struct timespec until;
+	int got;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&fake.lock);
+	while (fake.started < n &&
+	    pthread_cond_timedwait(&fake.cond, &fake.lock, &until) != ETIMEDOUT)
+		;
+	got = fake.started;
+	pthread_mutex_unlock(&fake.lock);
+	return got;
+}
+
+/* Reads started after a quiet pause: a read that should not start has had the time to. */
+static int
+fake_started_after_pause(void)
+{
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	int got;
+
+	nanosleep(&pause, NULL);
+	pthread_mutex_lock(&fake.lock);
+	got = fake.started;
+	pthread_mutex_unlock(&fake.lock);
+	return got;
+}
+
+/* Wait for a finished read and take it. */
+static void
+take(struct reader *r, const uint8_t **buf, ssize_t *n)
+{
+	struct pollfd pfd = { .fd = reader_fd(r), .events = POLLIN };
+	int err;
+
+	cr_assert_eq(poll(&pfd, 1, 10000), 1, "a finished read wakes the loop");
+	cr_assert(reader_take(r, buf, n, &err));
+}
+
+/* Let everything finish and stop the thread. */
+static void
+finish(struct reader *r)
+{
+	reader_want(r, false, 0, false);
+	fake_allow(FAKE_MAX_READS);
+	cr_expect(reader_stop(r, 5000));
+}
+
+static void
+setup(void)
+{
+	reader_global_init();
+	fake.started = fake.allowed = 0;
+}
+
+TestSuite(reader, .init = setup);
+
+Test(reader, reads_only_while_wanted_and_as_much_as_asked)
+{
+	struct reader *r = reader_start(&fake_source, NULL);
+	const uint8_t *buf;
+	ssize_t n;
+
+	cr_expect_eq(fake_started_after_pause(), 0, "nothing is read until wanted");
+	reader_want(r, true, 2504, false);
+	cr_assert_eq(fake_wait_started(1), 1);
+	cr_expect_eq(fake.lens[0], 2504, "the read asks for what the loop said");
+	reader_want(r, false, 2504, false);
+	fake_allow(1);
+	take(r, &buf, &n);
+	cr_expect_eq(n, 2504);
+	cr_expect_eq(buf[0], 1);
+	cr_expect_eq(buf[n - 1], 1);
+	reader_release(r);
+	cr_expect_eq(fake_started_after_pause(), 1, "no read starts once not wanted");
+	reader_want(r, true, 10 * READER_BUFFER_BYTES, false);
+	cr_assert_eq(fake_wait_started(2), 2);
+	cr_expect_eq(fake.lens[1], READER_BUFFER_BYTES, "a read never exceeds the buffer");
+	finish(r);
+}
+
+Test(reader, without_read_ahead_one_read_at_a_time)
+{
+	struct reader *r = reader_start(&fake_source, NULL);
+	const uint8_t *buf;
+	ssize_t n;
+
+	reader_want(r, true, 1000, false);
+	fake_allow(1);
+	take(r, &buf, &n);
+	cr_expect_eq(fake_started_after_pause(), 1,
+	    "the next read waits until the loop released this one");
+	reader_release(r);
+	cr_expect_eq(fake_wait_started(2), 2, "and starts once it did");
+	finish(r);
+}
+
+Test(reader, read_ahead_fills_the_other_buffer_and_keeps_this_one)
+{
+	struct reader *r = reader_start(&fake_source, NULL);
+	const uint8_t *first, *second;
+	ssize_t n;
+	int i;
+
+	reader_want(r, true, 1000, true);
+	fake_allow(2);
+	take(r, &first, &n);
+	cr_assert_eq(fake_wait_started(2), 2, "the next read starts before the release");
+	cr_expect_eq(fake_started_after_pause(), 2, "but only one read ahead");
+	/* Read 2 is done (allowed) and waits for the release; read 1 is intact. */
+	for (i = 0; i < n; i++)
+		if (first[i] != 1)
+			break;
+	cr_expect_eq(i, n, "the taken bytes stay put while the other buffer fills");
+	reader_want(r, false, 1000, false);
+	reader_release(r);
+	take(r, &second, &n);
+	cr_expect_neq(first, second, "two buffers");
+	cr_expect_eq(second[0], 2);
+	cr_expect_eq(first[0], 0, "a released buffer is wiped");
+	reader_release(r);
+	finish(r);
+}
