@@ -52,8 +52,12 @@ control_reply_json(struct evhttp_request *req, int code, const char *reason,
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
 	json_decref(doc);
-	if (text == NULL)
-		fatalx("json_dumps failed");
+	if (text == NULL) {
+		/* No document (json_pack refused its input): a client's problem, not fatal. */
+		evbuffer_free(buf);
+		evhttp_send_error(req, 500, "Internal Server Error");
+		return;
+	}
 	evbuffer_add(buf, text, strlen(text));
 	evbuffer_add(buf, "\n", 1);
 	free(text);
@@ -63,12 +67,22 @@ control_reply_json(struct evhttp_request *req, int code, const char *reason,
 	evbuffer_free(buf);
 }
 
-/* A JSON error: {"error": message, "path": path}. */
+/*
+ * A JSON error: {"error": message, "path": path}. The path is the client's:
+ * anything but printable ASCII becomes '?' (JSON strings must be UTF-8) and
+ * it is cut to 256 bytes.
+ */
 static void
 control_error(struct evhttp_request *req, int code, const char *reason, const char *path)
 {
+	char shown[257];
+	size_t i;
+
+	for (i = 0; path[i] != '\0' && i < sizeof shown - 1; i++)
+		shown[i] = path[i] >= 0x20 && path[i] < 0x7f ? path[i] : '?';
+	shown[i] = '\0';
 	control_reply_json(req, code, reason, "application/json",
-	    json_pack("{s:s, s:i, s:s}", "error", reason, "status", code, "path", path));
+	    json_pack("{s:s, s:i, s:s}", "error", reason, "status", code, "path", shown));
 }
 
 static void

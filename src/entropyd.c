@@ -40,11 +40,13 @@ main(int argc, char **argv)
 		usage_error(err);
 	if (cfg.help) {
 		options_usage(stdout);
+		options_free(&cfg);
 		return EX_OK;
 	}
 	if (cfg.version) {
 		printf("entropyd %s (source ABI %d.%d)\n", PACKAGE_VERSION,
 		    ENTROPYD_SOURCE_ABI_MAJOR, ENTROPYD_SOURCE_ABI_MINOR);
+		options_free(&cfg);
 		return EX_OK;
 	}
 	log_init("entropyd", LOG_TO_STDERR, cfg.verbose);
@@ -54,36 +56,39 @@ main(int argc, char **argv)
 		usage_error(err);
 	if (cfg.show_options != NULL) {
 		registry_print_options(registry_find(cfg.show_options), stdout);
-		return EX_OK;
+		rc = EX_OK;
+		goto out;
 	}
 	if (cfg.list) {
 		registry_print_list(stdout);
 		plugin_print_list(cfg.plugin_dir, stdout);
-		return EX_OK;
+		rc = EX_OK;
+		goto out;
 	}
 	if (cfg.drop_privileges != NULL &&
 	    (rc = privdrop_prepare(cfg.drop_privileges, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
-		return rc;
+		goto out;
 	}
 	if ((rc = capture_start(&cfg, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
-		return rc;
+		goto out;
 	}
 	if ((rc = sink_open(&sink, &cfg, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
-		return rc;
+		goto out_sink;
 	}
 	pidpath = cfg.pid_file != NULL ? cfg.pid_file :
 	    cfg.foreground ? NULL : OPTIONS_DEFAULT_PIDFILE;
 	if (pidpath != NULL && (rc = pidfile_open(&pidfile, pidpath, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
-		return rc;
+		goto out_sink;
 	}
 	if (!cfg.foreground) {
 		if (daemonize_start() == -1) {
 			fprintf(stderr, "entropyd: daemonize: %s\n", strerror(errno));
-			return EX_OSERR;
+			rc = EX_OSERR;
+			goto out_sink;
 		}
 		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
 	}
@@ -95,8 +100,10 @@ main(int argc, char **argv)
 	    sink_kind_name(sink.kind));
 	rc = engine_run(&cfg, &sink);
 	notify_close();
+out_sink:
 	sink_close(&sink);
 	pidfile_close(&pidfile);
+out:
 	registry_free();
 	plugin_free();
 	options_free(&cfg);

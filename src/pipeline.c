@@ -150,6 +150,7 @@ pipeline_raw_input(struct pipeline *p, const uint8_t *buf, size_t len)
 
 		p->have_carry = false;
 		pipeline_raw_input(p, pair, 2);
+		explicit_bzero(pair, sizeof pair);
 		buf++;
 		len--;
 	}

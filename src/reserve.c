@@ -2,23 +2,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlock.h"
 #include "reserve.h"
-#include "xmalloc.h"
 
 void
 reserve_init(struct reserve *r)
 {
 	memset(r, 0, sizeof *r);
-	r->ring = xcalloc(1, RESERVE_CAPACITY);
+	r->ring = memlock_alloc(RESERVE_CAPACITY);
 }
 
 void
 reserve_free(struct reserve *r)
 {
-	if (r->ring != NULL) {
-		explicit_bzero(r->ring, RESERVE_CAPACITY);
-		free(r->ring);
-	}
+	memlock_free(r->ring, RESERVE_CAPACITY);
 	r->ring = NULL;
 	r->len = 0;
 }

@@ -27,7 +27,7 @@ feed_zeros() {
 start_daemon() {
 	sock=$1 log=$2 fifo=$3
 	shift 3
-	"$entropyd" -f -t -x all -n file -O "file:path:$fifo" --control-socket "$sock" "$@" \
+	run_entropyd -f -t -x all -n file -O "file:path:$fifo" --control-socket "$sock" "$@" \
 	    2>"$log" &
 	daemon=$!
 	track $daemon

@@ -54,3 +54,22 @@ gone() {
 	kill -0 "$1" 2>/dev/null || return 0
 	[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
 }
+# Whether this is a --enable-sanitizers build (ASan and UBSan).
+sanitized() { [ "${ENTROPYD_SANITIZED:-}" = 1 ]; }
+# Add sanitizer option $1 (name=value) to ASAN_OPTIONS for what runs next.
+asan_option() {
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$1"
+	export ASAN_OPTIONS
+}
+# LeakSanitizer stops the world with ptrace, which the seccomp filter (-D)
+# refuses: a sanitized daemon under the filter runs without the leak check
+# (every other daemon test keeps it).
+no_leak_check_under_seccomp() { if sanitized; then asan_option detect_leaks=0; fi; }
+# run_entropyd ARGS... &: the daemon in the background, under
+# $ENTROPYD_WRAPPER when set (e.g. ENTROPYD_WRAPPER="valgrind
+# --error-exitcode=99 --leak-check=full"). The subshell execs it, so $! is the
+# daemon's PID (valgrind runs the program in its own process).
+run_entropyd() {
+	# shellcheck disable=SC2086 # the wrapper is a command line
+	exec ${ENTROPYD_WRAPPER:-} "$top_builddir/entropyd" "$@"
+}

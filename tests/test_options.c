@@ -490,6 +490,7 @@ Test(options, health_listen)
 	cr_assert_eq(options_listen_addr("[::1]:80", addr, sizeof addr, &port), 0);
 	cr_assert_str_eq(addr, "::1");
 	cr_assert_eq(port, 80);
+	options_free(&cfg);
 	USAGE(("--health-listen", "localhost:80"), "--health-listen", "'localhost:80'", "ADDR:PORT");
 	USAGE(("--health-listen", "127.0.0.1"), "--health-listen", "ADDR:PORT");
 	USAGE(("--health-listen", "127.0.0.1:0"), "--health-listen", "65535");

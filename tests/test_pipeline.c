@@ -149,7 +149,7 @@ Test(condition, uncredited_input_is_output_uncredited)
 Test(reserve, wraps_drops_oldest_and_wipes)
 {
 	struct reserve r;
-	static uint8_t in[RESERVE_CAPACITY + 100], out[RESERVE_CAPACITY];
+	static uint8_t in[RESERVE_CAPACITY + 1000], out[RESERVE_CAPACITY];
 	size_t i;
 
 	for (i = 0; i < sizeof in; i++)
