@@ -4,6 +4,7 @@
 # bytes per URB, or stuck bytes, a stall, a vanished device on command).
 # Background processes are ended by PID; pipelines run under timeout.
 . "$(dirname "$0")/lib.sh"
+if sanitized; then asan_option verify_asan_link_order=0; fi
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 fake=$top_builddir/tests/usb-fake-chaoskey
