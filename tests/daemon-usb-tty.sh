@@ -51,6 +51,7 @@ wait_for 50 grep -q "cmd cmdw" "$tmp/onerng.log"
 check "OneRNG: on exit stop then flush" sh -c \
     "grep '^cmd' '$tmp/onerng.log' | tail -n 2 | tr '\n' ' ' | grep -qx 'cmd cmdo cmd cmdw ' &&
      grep -qx stopped '$tmp/onerng.log'"
+show_if_failed "$tmp/onerng.log" "$tmp/onerng.err"
 kill "$fakepid"
 
 # 7-8: OneRNG mode 2 chosen with -O; a fake expecting mode 0 catches it.

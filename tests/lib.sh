@@ -23,10 +23,18 @@ trap tap_cleanup EXIT
 trap 'exit 1' INT TERM
 
 plan() { echo "1..$1"; }
-ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
-not_ok() { tap_n=$((tap_n + 1)); tap_failed=1; echo "not ok $tap_n - $*"; }
+ok() { tap_n=$((tap_n + 1)); tap_last=ok; echo "ok $tap_n - $*"; }
+not_ok() { tap_n=$((tap_n + 1)); tap_failed=1; tap_last=fail; echo "not ok $tap_n - $*"; }
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 diag() { printf '# %s\n' "$@"; }
+# After a failed check, show the last lines of each file as diagnostics.
+show_if_failed() {
+	[ "${tap_last:-}" = fail ] || return 0
+	for f in "$@"; do
+		diag "--- $f"
+		tail -n 20 "$f" 2>/dev/null | while IFS= read -r line; do diag "$line"; done
+	done
+}
 # check DESCRIPTION COMMAND...: ok when the command succeeds.
 check() {
 	desc=$1

@@ -106,7 +106,12 @@ main(int argc, char **argv)
 	model = argv[optind];
 	if ((logf = fopen(argv[optind + 2], "w")) == NULL)
 		return 73;
-	if ((master = posix_openpt(O_RDWR | O_NOCTTY)) == -1 || grantpt(master) == -1 ||
+	/*
+	 * Non-blocking: once the daemon stops reading, a blocking write would
+	 * hang on a full slave queue and the fake would never read the daemon's
+	 * closing commands.
+	 */
+	if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_NONBLOCK)) == -1 || grantpt(master) == -1 ||
 	    unlockpt(master) == -1)
 		return 71;
 	/* Hold the slave open, so the master reads no EIO before the daemon comes. */
