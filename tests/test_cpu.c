@@ -17,113 +17,11 @@
 #include <criterion/criterion.h>
 
 #include "source.h"
+#include "fake_host.h"
 #include "builtin.h"
 #include "jitter.h"
 #include "options.h"
 #include "x86rng.h"
-
-/* The daemon's opaque types, as this fake host sees them. */
-struct entropyd_module {
-	const struct entropyd_source *source;
-};
-struct entropyd_instance {
-	struct entropyd_module *module;
-};
-
-static struct entropyd_module test_module;
-static struct entropyd_instance test_instance = { &test_module };
-static int test_n_instances;
-static char test_log[8192];
-static int test_n_log;
-static char test_unusable[512];
-static const char *test_cpuinfo;
-static const char *test_opt_key, *test_opt_value; /* one -O the test sets */
-
-/* host->log and module_log: collect the lines. */
-static void __attribute__((format(printf, 3, 4)))
-test_host_log(struct entropyd_instance *inst, int priority, const char *fmt, ...)
-{
-	size_t used = strlen(test_log);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(test_log + used, sizeof test_log - used, fmt, ap);
-	va_end(ap);
-	used = strlen(test_log);
-	snprintf(test_log + used, sizeof test_log - used, "\n");
-	test_n_log++;
-}
-
-static void __attribute__((format(printf, 3, 4)))
-test_host_module_log(struct entropyd_module *m, int priority, const char *fmt, ...)
-{
-	test_n_log++;
-}
-
-/* host->option: cpuinfo from the test, else the descriptor's default. */
-static const char *
-test_host_option(struct entropyd_module *m, const char *key)
-{
-	const struct entropyd_option *o;
-
-	if (strcmp(key, "cpuinfo") == 0 && test_cpuinfo != NULL)
-		return test_cpuinfo;
-	if (test_opt_key != NULL && strcmp(key, test_opt_key) == 0)
-		return test_opt_value;
-	for (o = m->source->options; o != NULL && o->key != NULL; o++)
-		if (strcmp(o->key, key) == 0)
-			return o->default_value;
-	return NULL;
-}
-
-static void __attribute__((format(printf, 2, 3)))
-test_host_unusable(struct entropyd_module *m, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(test_unusable, sizeof test_unusable, fmt, ap);
-	va_end(ap);
-}
-
-static struct entropyd_instance *
-test_host_add_instance(struct entropyd_module *m, const char *id, const char *device,
-    void *cookie)
-{
-	test_n_instances++;
-	return &test_instance;
-}
-
-static struct entropyd_module *
-test_host_instance_module(struct entropyd_instance *inst)
-{
-	return inst->module;
-}
-
-static const struct entropyd_host test_host = {
-	.size = sizeof(struct entropyd_host),
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
-	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
-	.log = test_host_log,
-	.module_log = test_host_module_log,
-	.option = test_host_option,
-	.unusable = test_host_unusable,
-	.add_instance = test_host_add_instance,
-	.instance_module = test_host_instance_module,
-};
-
-/* Forget what earlier tests logged and set; use src as the module. */
-static void
-test_reset(const struct entropyd_source *src)
-{
-	test_module.source = src;
-	test_log[0] = '\0';
-	test_n_log = 0;
-	test_unusable[0] = '\0';
-	test_n_instances = 0;
-	test_cpuinfo = NULL;
-	test_opt_key = test_opt_value = NULL;
-}
 
 /* The scripted instruction: each step a word, or carry clear. */
 struct test_step {
@@ -165,8 +63,8 @@ test_rng(struct x86rng *r, bool seed_grade)
 	r->step = test_scripted;
 	r->retries = seed_grade ? X86RNG_RDSEED_RETRIES : X86RNG_RDRAND_RETRIES;
 	r->seed_grade = seed_grade;
-	r->host = &test_host;
-	r->instance = &test_instance;
+	r->host = &fake_host;
+	r->instance = &fake_instances[0];
 }
 
 #define W(v) { (v), 1 }
@@ -252,7 +150,7 @@ Test(x86rng, a_bad_word_fails_the_read_and_logs_once_per_burst)
 	ssize_t n;
 	size_t i;
 
-	test_reset(&rdrand_source);
+	fake_reset(&rdrand_source);
 	test_rng(&r, false);
 	test_play(bad, 3);
 	memset(buf, 0x5a, sizeof buf);
@@ -262,21 +160,21 @@ Test(x86rng, a_bad_word_fails_the_read_and_logs_once_per_burst)
 	cr_assert_eq(errno, EBADMSG);
 	for (i = 0; i < sizeof buf; i++)
 		cr_assert_eq(buf[i], 0, "byte %zu of the failed read was handed out", i);
-	cr_assert(strstr(test_log, "RDRAND: known bad output 0xffffffffffffffff with carry set "
-	    "(1 bad") != NULL, "%s", test_log);
-	cr_assert_eq(test_n_log, 1);
+	cr_assert(strstr(fake_log, "RDRAND: known bad output 0xffffffffffffffff with carry set "
+	    "(1 bad") != NULL, "%s", fake_log);
+	cr_assert_eq(fake_n_log, 1);
 	/* Still bad: counted, not logged again. */
 	test_play((const struct test_step[]){ W(0) }, 1);
 	cr_assert_eq(x86rng_fill(&r, buf, sizeof buf), ENTROPYD_READ_ERROR);
 	cr_assert_eq(r.bad_words, 2);
-	cr_assert_eq(test_n_log, 1);
+	cr_assert_eq(fake_n_log, 1);
 	/* A good read ends the burst; the next failure logs again. */
 	test_play(NULL, 0);
 	cr_assert_eq(x86rng_fill(&r, buf, sizeof buf), (ssize_t)sizeof buf);
 	test_play((const struct test_step[]){ W(5), W(5) }, 2);
 	cr_assert_eq(x86rng_fill(&r, buf, sizeof buf), ENTROPYD_READ_ERROR);
-	cr_assert_eq(test_n_log, 2);
-	cr_assert(strstr(test_log, "repeated word 0x0000000000000005") != NULL, "%s", test_log);
+	cr_assert_eq(fake_n_log, 2);
+	cr_assert(strstr(fake_log, "repeated word 0x0000000000000005") != NULL, "%s", fake_log);
 }
 
 Test(x86rng, rdrand_carry_failure_fails_the_read)
@@ -286,14 +184,14 @@ Test(x86rng, rdrand_carry_failure_fails_the_read)
 	uint8_t buf[32];
 	struct x86rng r;
 
-	test_reset(&rdrand_source);
+	fake_reset(&rdrand_source);
 	test_rng(&r, false);
 	test_play(script, 11);
 	errno = 0;
 	cr_assert_eq(x86rng_fill(&r, buf, sizeof buf), ENTROPYD_READ_ERROR);
 	cr_assert_eq(errno, EIO);
-	cr_assert(strstr(test_log, "RDRAND: carry clear 10 times in a row") != NULL, "%s",
-	    test_log);
+	cr_assert(strstr(fake_log, "RDRAND: carry clear 10 times in a row") != NULL, "%s",
+	    fake_log);
 }
 
 /* RDSEED: carry clear on every execution. */
@@ -310,7 +208,7 @@ Test(x86rng, rdseed_hands_out_what_passed_then_waits_then_fails)
 	struct x86rng r;
 	int i;
 
-	test_reset(&rdseed_source);
+	fake_reset(&rdseed_source);
 	test_rng(&r, true);
 	test_play(two, 2);
 	r.step = test_scripted;
@@ -319,11 +217,11 @@ Test(x86rng, rdseed_hands_out_what_passed_then_waits_then_fails)
 	r.step = test_dry;
 	for (i = 1; i < X86RNG_RDSEED_MAX_DRY_READS; i++)
 		cr_assert_eq(x86rng_fill(&r, buf, sizeof buf), ENTROPYD_READ_AGAIN, "read %d", i);
-	cr_assert_eq(test_n_log, 0);
+	cr_assert_eq(fake_n_log, 0);
 	errno = 0;
 	cr_assert_eq(x86rng_fill(&r, buf, sizeof buf), ENTROPYD_READ_ERROR);
 	cr_assert_eq(errno, EIO);
-	cr_assert(strstr(test_log, "RDSEED: carry clear 64 times") != NULL, "%s", test_log);
+	cr_assert(strstr(fake_log, "RDSEED: carry clear 64 times") != NULL, "%s", fake_log);
 }
 
 Test(x86rng, rdseed_partial_read)
@@ -332,7 +230,7 @@ Test(x86rng, rdseed_partial_read)
 	uint8_t buf[64];
 	struct x86rng r;
 
-	test_reset(&rdseed_source);
+	fake_reset(&rdseed_source);
 	test_rng(&r, true);
 	test_play(script, 3);
 	r.step = test_scripted;
@@ -375,11 +273,11 @@ Test(x86rng, probe_says_why_not_when_the_kernel_cleared_the_flag)
 
 	if (!x86rng_cpuid_rdrand())
 		cr_skip("this CPU has no RDRAND");
-	test_reset(&rdrand_source);
-	test_cpuinfo = p;
-	cr_assert_eq(rdrand_source.probe(&test_module, &test_host), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert(strstr(test_unusable, "lacks the 'rdrand' flag") != NULL, "%s", test_unusable);
+	fake_reset(&rdrand_source);
+	fake_set_option("cpuinfo", p);
+	cr_assert_eq(rdrand_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert(strstr(fake_unusable, "lacks the 'rdrand' flag") != NULL, "%s", fake_unusable);
 	unlink(p);
 }
 
@@ -393,18 +291,18 @@ Test(x86rng, probe_and_open_refuse_a_unit_failing_the_sanity_check)
 
 	if (!x86rng_cpuid_rdrand() || x86rng_cpuinfo_flag("/proc/cpuinfo", "rdrand") != 1)
 		cr_skip("this CPU has no usable RDRAND (CPUID or /proc/cpuinfo)");
-	test_reset(&rdrand_source);
+	fake_reset(&rdrand_source);
 	rdrand_step = test_scripted;
 	test_play(ones, 10);
-	cr_assert_eq(rdrand_source.probe(&test_module, &test_host), 0);
-	cr_assert(strstr(test_unusable, "RDRAND sanity check: only 0 of 7") != NULL, "%s",
-	    test_unusable);
+	cr_assert_eq(rdrand_source.probe(&fake_module, &fake_host), 0);
+	cr_assert(strstr(fake_unusable, "RDRAND sanity check: only 0 of 7") != NULL, "%s",
+	    fake_unusable);
 	/* Good at probe, broken by open (a resume): open fails and says why. */
 	test_play(NULL, 0);
-	cr_assert_eq(rdrand_source.probe(&test_module, &test_host), 1);
+	cr_assert_eq(rdrand_source.probe(&fake_module, &fake_host), 1);
 	test_play(ones, 10);
-	cr_assert_eq(rdrand_source.open(&test_instance, &state), -1);
-	cr_assert(strstr(test_log, "sanity check") != NULL, "%s", test_log);
+	cr_assert_eq(rdrand_source.open(&fake_instances[0], &state), -1);
+	cr_assert(strstr(fake_log, "sanity check") != NULL, "%s", fake_log);
 	rdrand_step = real;
 }
 
@@ -421,15 +319,15 @@ test_real(const struct entropyd_source *src, bool cpuid, const char *flag)
 		cr_skip("this CPU has no %s (CPUID)", flag);
 	if (x86rng_cpuinfo_flag("/proc/cpuinfo", flag) != 1)
 		cr_skip("the kernel does not list '%s' in /proc/cpuinfo", flag);
-	test_reset(src);
-	cr_assert_eq(src->probe(&test_module, &test_host), 1, "%s", test_unusable);
-	cr_assert_eq(src->pollfd == NULL ? 0 : src->open(&test_instance, &state), 0, "%s",
-	    test_log);
+	fake_reset(src);
+	cr_assert_eq(src->probe(&fake_module, &fake_host), 1, "%s", fake_unusable);
+	cr_assert_eq(src->pollfd == NULL ? 0 : src->open(&fake_instances[0], &state), 0, "%s",
+	    fake_log);
 	cr_assert_eq(src->pollfd(state), -1, "a reader thread is needed");
 	do
 		n = src->read(state, words, sizeof words);
 	while (n == ENTROPYD_READ_AGAIN);
-	cr_assert_gt(n, 0, "%s", test_log);
+	cr_assert_gt(n, 0, "%s", fake_log);
 	for (i = 0; i < (size_t)n / 8; i++)
 		zero += words[i] == 0 || words[i] == UINT64_MAX;
 	cr_assert_eq(zero, 0);
@@ -597,16 +495,16 @@ Test(jitter, a_coarse_clock_fails_startup_cleanly)
 	char err[256] = "";
 	void *state = NULL;
 
-	test_reset(&jitter_source);
+	fake_reset(&jitter_source);
 	jitter_clock_override = test_stuck_clock;
-	cr_assert_eq(jitter_source.configure(&test_module, &test_host, err, sizeof err), 0, "%s",
+	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0, "%s",
 	    err);
-	cr_assert_eq(jitter_source.probe(&test_module, &test_host), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert(strstr(test_unusable, "start-up:") != NULL &&
-	    strstr(test_unusable, "too coarse or stuck") != NULL, "%s", test_unusable);
-	cr_assert_eq(jitter_source.open(&test_instance, &state), -1);
-	cr_assert(strstr(test_log, "start-up:") != NULL, "%s", test_log);
+	cr_assert_eq(jitter_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert(strstr(fake_unusable, "start-up:") != NULL &&
+	    strstr(fake_unusable, "too coarse or stuck") != NULL, "%s", fake_unusable);
+	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), -1);
+	cr_assert(strstr(fake_log, "start-up:") != NULL, "%s", fake_log);
 	jitter_clock_override = NULL;
 }
 
@@ -631,17 +529,17 @@ Test(jitter, a_clock_going_stuck_fails_the_read)
 	char err[256] = "";
 	void *state = NULL;
 
-	test_reset(&jitter_source);
+	fake_reset(&jitter_source);
 	jitter_clock_override = test_turning_clock;
 	test_go_stuck = false;
-	cr_assert_eq(jitter_source.configure(&test_module, &test_host, err, sizeof err), 0);
-	cr_assert_eq(jitter_source.open(&test_instance, &state), 0, "%s", test_log);
+	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0);
+	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_assert_eq(jitter_source.read(state, buf, sizeof buf), (ssize_t)sizeof buf);
 	test_go_stuck = true;
 	errno = 0;
 	cr_assert_eq(jitter_source.read(state, buf, sizeof buf), ENTROPYD_READ_ERROR);
 	cr_assert_eq(errno, EIO);
-	cr_assert(strstr(test_log, "61 stuck samples in a row") != NULL, "%s", test_log);
+	cr_assert(strstr(fake_log, "61 stuck samples in a row") != NULL, "%s", fake_log);
 	jitter_source.close(state);
 	jitter_clock_override = NULL;
 }
@@ -650,11 +548,10 @@ Test(jitter, a_clock_going_stuck_fails_the_read)
 static int
 test_configure(const char *key, const char *value, char *err, size_t errlen)
 {
-	test_reset(&jitter_source);
-	test_opt_key = key;
-	test_opt_value = value;
+	fake_reset(&jitter_source);
+	fake_set_option(key, value);
 	err[0] = '\0';
-	return jitter_source.configure(&test_module, &test_host, err, errlen);
+	return jitter_source.configure(&fake_module, &fake_host, err, errlen);
 }
 
 Test(jitter, bad_options_are_refused)
@@ -684,12 +581,12 @@ Test(jitter, real_clock_delivers_samples)
 	ssize_t n;
 	size_t i;
 
-	test_reset(&jitter_source);
-	cr_assert_eq(jitter_source.probe(&test_module, &test_host), 1, "%s", test_unusable);
-	cr_assert_eq(jitter_source.open(&test_instance, &state), 0, "%s", test_log);
+	fake_reset(&jitter_source);
+	cr_assert_eq(jitter_source.probe(&fake_module, &fake_host), 1, "%s", fake_unusable);
+	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_assert_eq(jitter_source.pollfd(state), -1);
 	n = jitter_source.read(state, buf, sizeof buf);
-	cr_assert_eq(n, (ssize_t)sizeof buf, "%s", test_log);
+	cr_assert_eq(n, (ssize_t)sizeof buf, "%s", fake_log);
 	for (i = 0; i < sizeof buf; i++)
 		if (seen[buf[i]]++ == 0)
 			distinct++;

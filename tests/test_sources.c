@@ -24,164 +24,9 @@
 
 #include "source.h"
 #include "builtin.h"
+#include "fake_host.h"
 
-/* The daemon's opaque types, as this fake host sees them. */
-struct entropyd_module {
-	const struct entropyd_source *source;
-};
-struct entropyd_instance {
-	char id[64];
-	char device[4096];
-	void *cookie;
-	struct entropyd_module *module;
-};
-
-#define TEST_MAX_OPTIONS 8
-#define TEST_MAX_INSTANCES 4
-
-static struct {
-	const char *key;
-	char value[4096];
-} test_options[TEST_MAX_OPTIONS];
-static size_t test_n_options;
-static struct entropyd_instance test_instances[TEST_MAX_INSTANCES];
-static size_t test_n_instances;
-static char test_log[16384];
-static char test_unusable[1024];
-static int test_n_unusable;
 static char test_dir[256];
-static struct entropyd_module test_module;
-
-/* host->log: collect "PRIORITY ID: line" lines. */
-static void __attribute__((format(printf, 3, 4)))
-test_host_log(struct entropyd_instance *inst, int priority, const char *fmt, ...)
-{
-	size_t used = strlen(test_log);
-	va_list ap;
-
-	snprintf(test_log + used, sizeof test_log - used, "%d %s: ", priority,
-	    *inst->id != '\0' ? inst->id : inst->module->source->name);
-	used = strlen(test_log);
-	va_start(ap, fmt);
-	vsnprintf(test_log + used, sizeof test_log - used, fmt, ap);
-	va_end(ap);
-	used = strlen(test_log);
-	snprintf(test_log + used, sizeof test_log - used, "\n");
-}
-
-/* host->module_log: the same, prefixed with the module's name. */
-static void __attribute__((format(printf, 3, 4)))
-test_host_module_log(struct entropyd_module *module, int priority, const char *fmt, ...)
-{
-	size_t used = strlen(test_log);
-	va_list ap;
-
-	snprintf(test_log + used, sizeof test_log - used, "%d %s: ", priority,
-	    module->source->name);
-	used = strlen(test_log);
-	va_start(ap, fmt);
-	vsnprintf(test_log + used, sizeof test_log - used, fmt, ap);
-	va_end(ap);
-	used = strlen(test_log);
-	snprintf(test_log + used, sizeof test_log - used, "\n");
-}
-
-/* host->option: the test's value, else the descriptor's default. */
-static const char *
-test_host_option(struct entropyd_module *module, const char *key)
-{
-	const struct entropyd_option *o;
-	size_t i;
-
-	for (i = 0; i < test_n_options; i++)
-		if (strcmp(test_options[i].key, key) == 0)
-			return test_options[i].value;
-	for (o = module->source->options; o != NULL && o->key != NULL; o++)
-		if (strcmp(o->key, key) == 0)
-			return o->default_value;
-	return NULL;
-}
-
-/* host->unusable: keep the last reason. */
-static void __attribute__((format(printf, 2, 3)))
-test_host_unusable(struct entropyd_module *module, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(test_unusable, sizeof test_unusable, fmt, ap);
-	va_end(ap);
-	test_n_unusable++;
-}
-
-/* host->add_instance: record what the module says about its device. */
-static struct entropyd_instance *
-test_host_add_instance(struct entropyd_module *module, const char *id, const char *device,
-    void *cookie)
-{
-	struct entropyd_instance *inst;
-
-	if (test_n_instances == TEST_MAX_INSTANCES)
-		return NULL;
-	inst = &test_instances[test_n_instances++];
-	snprintf(inst->id, sizeof inst->id, "%s", id != NULL ? id : "");
-	snprintf(inst->device, sizeof inst->device, "%s", device != NULL ? device : "");
-	inst->cookie = cookie;
-	inst->module = module;
-	return inst;
-}
-
-static void
-test_host_remove_instance(struct entropyd_instance *inst)
-{
-	cr_assert_fail("remove_instance called for %s", inst->device);
-}
-
-static void *
-test_host_instance_cookie(struct entropyd_instance *inst)
-{
-	return inst->cookie;
-}
-
-static struct entropyd_module *
-test_host_instance_module(struct entropyd_instance *inst)
-{
-	return inst->module;
-}
-
-static uint64_t
-test_host_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static const struct entropyd_host test_host = {
-	.size = sizeof(struct entropyd_host),
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
-	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
-	.log = test_host_log,
-	.module_log = test_host_module_log,
-	.option = test_host_option,
-	.unusable = test_host_unusable,
-	.add_instance = test_host_add_instance,
-	.remove_instance = test_host_remove_instance,
-	.instance_cookie = test_host_instance_cookie,
-	.instance_module = test_host_instance_module,
-	.now_ns = test_host_now_ns,
-};
-
-/* Set -O SOURCE:KEY:VALUE for the module under test. */
-static void
-test_set_option(const char *key, const char *value)
-{
-	cr_assert_lt(test_n_options, TEST_MAX_OPTIONS);
-	test_options[test_n_options].key = key;
-	snprintf(test_options[test_n_options].value, sizeof test_options[0].value, "%s", value);
-	test_n_options++;
-}
 
 /* A path inside the test's scratch directory (a static buffer per slot). */
 static const char *
@@ -203,19 +48,6 @@ test_write_file(const char *path, const void *data, size_t len)
 	cr_assert_neq(fd, -1, "create %s: %s", path, strerror(errno));
 	cr_assert_eq(write(fd, data, len), (ssize_t)len);
 	close(fd);
-}
-
-/* Probe a module the way the daemon does: configure, then probe. */
-static int
-test_probe(const struct entropyd_source *source)
-{
-	char err[256] = "";
-
-	test_module.source = source;
-	if (source->configure != NULL)
-		cr_assert_eq(source->configure(&test_module, &test_host, err, sizeof err), 0,
-		    "configure failed: %s", err);
-	return source->probe(&test_module, &test_host);
 }
 
 /* Poll one fd for input for up to ms milliseconds; the revents, or 0. */
@@ -286,46 +118,46 @@ Test(hwrng, descriptor)
 Test(hwrng, rng_current_none_is_unusable)
 {
 	test_write_file(test_path(0, "rng_current"), "none\n", 5);
-	test_set_option("rng_current", test_path(0, "rng_current"));
+	fake_set_option("rng_current", test_path(0, "rng_current"));
 
-	cr_assert_eq(test_probe(&hwrng_source), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert_eq(test_n_unusable, 1);
-	cr_assert_str_eq(test_unusable, "no hardware RNG is current (rng_current: none)");
+	cr_assert_eq(fake_probe(&hwrng_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert_eq(fake_n_unusable, 1);
+	cr_assert_str_eq(fake_unusable, "no hardware RNG is current (rng_current: none)");
 }
 
 Test(hwrng, rng_current_empty_is_unusable)
 {
 	test_write_file(test_path(0, "rng_current"), "\n", 1);
-	test_set_option("rng_current", test_path(0, "rng_current"));
+	fake_set_option("rng_current", test_path(0, "rng_current"));
 
-	cr_assert_eq(test_probe(&hwrng_source), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert_str_eq(test_unusable, "no hardware RNG is current (rng_current: empty)");
+	cr_assert_eq(fake_probe(&hwrng_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert_str_eq(fake_unusable, "no hardware RNG is current (rng_current: empty)");
 }
 
 Test(hwrng, missing_device_is_unusable)
 {
 	char want[4200];
 
-	test_set_option("device", test_path(0, "missing"));
-	test_set_option("rng_current", test_path(1, "no-rng_current"));
+	fake_set_option("device", test_path(0, "missing"));
+	fake_set_option("rng_current", test_path(1, "no-rng_current"));
 
-	cr_assert_eq(test_probe(&hwrng_source), 0);
-	cr_assert_eq(test_n_instances, 0);
+	cr_assert_eq(fake_probe(&hwrng_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
 	snprintf(want, sizeof want, "%s: No such file or directory", test_path(0, "missing"));
-	cr_assert_str_eq(test_unusable, want);
+	cr_assert_str_eq(fake_unusable, want);
 }
 
 Test(hwrng, directory_is_unusable)
 {
 	char want[4200];
 
-	test_set_option("device", test_dir);
-	cr_assert_eq(test_probe(&hwrng_source), 0);
-	cr_assert_eq(test_n_instances, 0);
+	fake_set_option("device", test_dir);
+	cr_assert_eq(fake_probe(&hwrng_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
 	snprintf(want, sizeof want, "%s: Is a directory", test_dir);
-	cr_assert_str_eq(test_unusable, want);
+	cr_assert_str_eq(fake_unusable, want);
 }
 
 Test(hwrng, unreadable_device_is_unusable)
@@ -340,21 +172,21 @@ Test(hwrng, unreadable_device_is_unusable)
 		cr_assert_eq(chmod(test_dir, 0755), 0);
 		cr_assert_eq(seteuid(65534), 0, "seteuid: %s", strerror(errno));
 	}
-	test_set_option("device", device);
+	fake_set_option("device", device);
 
-	cr_assert_eq(test_probe(&hwrng_source), 0);
-	cr_assert_eq(test_n_instances, 0);
+	cr_assert_eq(fake_probe(&hwrng_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
 	snprintf(want, sizeof want, "%s: Permission denied", device);
-	cr_assert_str_eq(test_unusable, want);
+	cr_assert_str_eq(fake_unusable, want);
 }
 
 Test(hwrng, empty_device_option_fails_configure)
 {
 	char err[256] = "";
 
-	test_set_option("device", "");
-	test_module.source = &hwrng_source;
-	cr_assert_eq(hwrng_source.configure(&test_module, &test_host, err, sizeof err), -1);
+	fake_set_option("device", "");
+	fake_module.source = &hwrng_source;
+	cr_assert_eq(hwrng_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
 	cr_assert_str_eq(err, "hwrng: empty device (use -O hwrng:device:PATH or -r PATH)");
 }
 
@@ -370,16 +202,16 @@ Test(hwrng, regular_file_reads_then_eof_is_an_error)
 	test_write_file(device, data, sizeof data);
 	/* Another device given with -r does not depend on the kernel's hwrng. */
 	test_write_file(test_path(1, "rng_current"), "none\n", 5);
-	test_set_option("device", device);
-	test_set_option("rng_current", test_path(1, "rng_current"));
+	fake_set_option("device", device);
+	fake_set_option("rng_current", test_path(1, "rng_current"));
 
-	cr_assert_eq(test_probe(&hwrng_source), 1);
-	cr_assert_eq(test_n_unusable, 0, "unusable: %s", test_unusable);
-	cr_assert_eq(test_n_instances, 1);
-	cr_assert_str_eq(test_instances[0].id, "");
-	cr_assert_str_eq(test_instances[0].device, device);
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
+	cr_assert_eq(fake_n_unusable, 0, "unusable: %s", fake_unusable);
+	cr_assert_eq(fake_n_instances, 1);
+	cr_assert_str_eq(fake_instances[0].id, "");
+	cr_assert_str_eq(fake_instances[0].device, device);
 
-	cr_assert_eq(hwrng_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(hwrng_source.open(&fake_instances[0], &state), 0);
 	cr_assert_not_null(state);
 	cr_assert_eq(hwrng_source.pollfd(state), -1);
 	cr_assert_eq(hwrng_source.read(state, buf, sizeof buf), (ssize_t)sizeof data);
@@ -387,8 +219,8 @@ Test(hwrng, regular_file_reads_then_eof_is_an_error)
 	errno = 0;
 	cr_assert_eq(hwrng_source.read(state, buf, sizeof buf), ENTROPYD_READ_ERROR);
 	cr_assert_eq(errno, EIO);
-	cr_assert_not_null(strstr(test_log, device), "log: %s", test_log);
-	cr_assert_not_null(strstr(test_log, "end of file"), "log: %s", test_log);
+	cr_assert_not_null(strstr(fake_log, device), "log: %s", fake_log);
+	cr_assert_not_null(strstr(fake_log, "end of file"), "log: %s", fake_log);
 	hwrng_source.close(state);
 }
 
@@ -399,17 +231,17 @@ Test(hwrng, read_error_keeps_errno)
 	char want[4200];
 
 	/* probe refuses a directory; open() does not look, read() fails. */
-	test_set_option("device", test_dir);
-	test_module.source = &hwrng_source;
-	test_probe(&hwrng_source);
-	test_host_add_instance(&test_module, "", test_dir, NULL);
+	fake_set_option("device", test_dir);
+	fake_module.source = &hwrng_source;
+	fake_probe(&hwrng_source);
+	fake_host.add_instance(&fake_module, "", test_dir, NULL);
 
-	cr_assert_eq(hwrng_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(hwrng_source.open(&fake_instances[0], &state), 0);
 	errno = 0;
 	cr_assert_eq(hwrng_source.read(state, buf, sizeof buf), ENTROPYD_READ_ERROR);
 	cr_assert_eq(errno, EISDIR);
 	snprintf(want, sizeof want, "3 hwrng: %s: read: Is a directory\n", test_dir);
-	cr_assert_not_null(strstr(test_log, want), "log: %s", test_log);
+	cr_assert_not_null(strstr(fake_log, want), "log: %s", fake_log);
 	hwrng_source.close(state);
 }
 
@@ -418,17 +250,17 @@ Test(hwrng, open_failure_is_logged)
 	void *state = NULL;
 	char want[4200];
 
-	test_set_option("device", test_path(0, "device"));
+	fake_set_option("device", test_path(0, "device"));
 	test_write_file(test_path(0, "device"), "x", 1);
-	cr_assert_eq(test_probe(&hwrng_source), 1);
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
 	cr_assert_eq(unlink(test_path(0, "device")), 0);
 
 	errno = 0;
-	cr_assert_eq(hwrng_source.open(&test_instances[0], &state), -1);
+	cr_assert_eq(hwrng_source.open(&fake_instances[0], &state), -1);
 	cr_assert_eq(errno, ENOENT);
 	snprintf(want, sizeof want, "3 hwrng: %s: open: No such file or directory\n",
 	    test_path(0, "device"));
-	cr_assert_str_eq(test_log, want);
+	cr_assert_str_eq(fake_log, want);
 }
 
 static void
@@ -500,9 +332,9 @@ Test(hwrng, signal_interrupts_a_blocked_read)
 	/* Hold the FIFO open for writing, so reads block instead of ending. */
 	writer = open(device, O_RDWR | O_CLOEXEC);
 	cr_assert_neq(writer, -1);
-	test_set_option("device", device);
-	cr_assert_eq(test_probe(&hwrng_source), 1);
-	cr_assert_eq(hwrng_source.open(&test_instances[0], &r.state), 0);
+	fake_set_option("device", device);
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
+	cr_assert_eq(hwrng_source.open(&fake_instances[0], &r.state), 0);
 
 	/* Data first: read() returns what is there. */
 	cr_assert_eq(write(writer, "abc", 3), 3);
@@ -574,16 +406,16 @@ Test(hwrng, real_device)
 		current[strcspn(current, "\n")] = '\0';
 	}
 
-	cr_assert_eq(test_probe(&hwrng_source), 1);
-	cr_assert_eq(test_n_instances, 1);
-	cr_assert_str_eq(test_instances[0].id, "");
-	cr_assert_str_eq(test_instances[0].device, "/dev/hwrng");
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
+	cr_assert_eq(fake_n_instances, 1);
+	cr_assert_str_eq(fake_instances[0].id, "");
+	cr_assert_str_eq(fake_instances[0].device, "/dev/hwrng");
 	if (current[0] != '\0') {
 		snprintf(want, sizeof want, "6 hwrng: current hwrng: %s", current);
-		cr_assert_not_null(strstr(test_log, want), "log: %s", test_log);
+		cr_assert_not_null(strstr(fake_log, want), "log: %s", fake_log);
 	}
 
-	cr_assert_eq(hwrng_source.open(&test_instances[0], &r.state), 0);
+	cr_assert_eq(hwrng_source.open(&fake_instances[0], &r.state), 0);
 	cr_assert_eq(hwrng_source.pollfd(r.state), -1);
 	cr_assert_eq(pthread_create(&thread, NULL, test_reader_run, &r), 0);
 	if (!test_reader_wait(thread, &r, 5000, -1)) {
@@ -604,14 +436,14 @@ Test(hwrng, kernel_quality_is_logged)
 	/* The real device, with a fake sysfs directory next to it. */
 	test_write_file(test_path(0, "rng_current"), "fake_rng.0\n", 11);
 	test_write_file(test_path(1, "rng_quality"), "512\n", 4);
-	test_set_option("rng_current", test_path(0, "rng_current"));
+	fake_set_option("rng_current", test_path(0, "rng_current"));
 
-	cr_assert_eq(test_probe(&hwrng_source), 1);
-	cr_assert_not_null(strstr(test_log,
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
+	cr_assert_not_null(strstr(fake_log,
 	    "6 hwrng: current hwrng: fake_rng.0 (kernel quality 512/1024)\n"), "log: %s",
-	    test_log);
-	cr_assert_not_null(strstr(test_log, "4 hwrng: the kernel rates fake_rng.0 at 4.00 bits "
-	    "per byte: lower the credit with -O hwrng:entropy:4.00\n"), "log: %s", test_log);
+	    fake_log);
+	cr_assert_not_null(strstr(fake_log, "4 hwrng: the kernel rates fake_rng.0 at 4.00 bits "
+	    "per byte: lower the credit with -O hwrng:entropy:4.00\n"), "log: %s", fake_log);
 }
 
 Test(hwrng, kernel_node_under_another_name_follows_rng_current)
@@ -625,12 +457,12 @@ Test(hwrng, kernel_node_under_another_name_follows_rng_current)
 	}
 	cr_assert_eq(symlink("/dev/hwrng", link), 0);
 	test_write_file(test_path(1, "rng_current"), "none\n", 5);
-	test_set_option("device", link);
-	test_set_option("rng_current", test_path(1, "rng_current"));
+	fake_set_option("device", link);
+	fake_set_option("rng_current", test_path(1, "rng_current"));
 
-	cr_assert_eq(test_probe(&hwrng_source), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert_str_eq(test_unusable, "no hardware RNG is current (rng_current: none)");
+	cr_assert_eq(fake_probe(&hwrng_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert_str_eq(fake_unusable, "no hardware RNG is current (rng_current: none)");
 }
 
 Test(file, descriptor)
@@ -650,13 +482,13 @@ Test(file, configure_needs_a_path)
 {
 	char err[256] = "";
 
-	test_module.source = &file_source;
-	cr_assert_eq(file_source.configure(&test_module, &test_host, err, sizeof err), -1);
+	fake_module.source = &file_source;
+	cr_assert_eq(file_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
 	cr_assert_str_eq(err, "file: no path given (use -O file:path:PATH)");
 
-	test_set_option("path", "");
+	fake_set_option("path", "");
 	err[0] = '\0';
-	cr_assert_eq(file_source.configure(&test_module, &test_host, err, sizeof err), -1);
+	cr_assert_eq(file_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
 	cr_assert_str_eq(err, "file: no path given (use -O file:path:PATH)");
 }
 
@@ -664,48 +496,48 @@ Test(file, configure_accepts_a_path)
 {
 	char err[256] = "";
 
-	test_set_option("path", "/anything");
-	test_module.source = &file_source;
-	cr_assert_eq(file_source.configure(&test_module, &test_host, err, sizeof err), 0);
+	fake_set_option("path", "/anything");
+	fake_module.source = &file_source;
+	cr_assert_eq(file_source.configure(&fake_module, &fake_host, err, sizeof err), 0);
 	cr_assert_str_eq(err, "");
 }
 
 Test(file, probe_without_path_is_unusable)
 {
-	test_module.source = &file_source;
-	cr_assert_eq(file_source.probe(&test_module, &test_host), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert_str_eq(test_unusable, "no path given (use -O file:path:PATH)");
+	fake_module.source = &file_source;
+	cr_assert_eq(file_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert_str_eq(fake_unusable, "no path given (use -O file:path:PATH)");
 }
 
 Test(file, missing_path_is_unusable)
 {
 	char want[4200];
 
-	test_set_option("path", test_path(0, "missing"));
-	cr_assert_eq(test_probe(&file_source), 0);
-	cr_assert_eq(test_n_instances, 0);
+	fake_set_option("path", test_path(0, "missing"));
+	cr_assert_eq(fake_probe(&file_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
 	snprintf(want, sizeof want, "%s: No such file or directory", test_path(0, "missing"));
-	cr_assert_str_eq(test_unusable, want);
+	cr_assert_str_eq(fake_unusable, want);
 }
 
 Test(file, directory_is_unusable)
 {
 	char want[4200];
 
-	test_set_option("path", test_dir);
-	cr_assert_eq(test_probe(&file_source), 0);
-	cr_assert_eq(test_n_instances, 0);
+	fake_set_option("path", test_dir);
+	cr_assert_eq(fake_probe(&file_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
 	snprintf(want, sizeof want, "%s: a directory, not a regular file or FIFO", test_dir);
-	cr_assert_str_eq(test_unusable, want);
+	cr_assert_str_eq(fake_unusable, want);
 }
 
 Test(file, character_device_is_unusable)
 {
-	test_set_option("path", "/dev/null");
-	cr_assert_eq(test_probe(&file_source), 0);
-	cr_assert_eq(test_n_instances, 0);
-	cr_assert_str_eq(test_unusable, "/dev/null: a character device, not a regular file or FIFO");
+	fake_set_option("path", "/dev/null");
+	cr_assert_eq(fake_probe(&file_source), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	cr_assert_str_eq(fake_unusable, "/dev/null: a character device, not a regular file or FIFO");
 }
 
 Test(file, regular_file_reads_to_eof)
@@ -720,13 +552,13 @@ Test(file, regular_file_reads_to_eof)
 	for (i = 0; i < sizeof data; i++)
 		data[i] = (unsigned char)(255 - i * 3);
 	test_write_file(path, data, sizeof data);
-	test_set_option("path", path);
+	fake_set_option("path", path);
 
-	cr_assert_eq(test_probe(&file_source), 1);
-	cr_assert_eq(test_n_unusable, 0, "unusable: %s", test_unusable);
-	cr_assert_str_eq(test_instances[0].id, "");
-	cr_assert_str_eq(test_instances[0].device, path);
-	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(fake_probe(&file_source), 1);
+	cr_assert_eq(fake_n_unusable, 0, "unusable: %s", fake_unusable);
+	cr_assert_str_eq(fake_instances[0].id, "");
+	cr_assert_str_eq(fake_instances[0].device, path);
+	cr_assert_eq(file_source.open(&fake_instances[0], &state), 0);
 	cr_assert_eq(file_source.pollfd(state), -1);
 	/* In odd-sized pieces, as a reader with a small buffer would. */
 	while (got < sizeof data) {
@@ -738,7 +570,7 @@ Test(file, regular_file_reads_to_eof)
 	cr_assert_arr_eq(buf, data, sizeof data);
 	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_EOF);
 	cr_assert_eq(file_source.read(state, buf, sizeof buf), ENTROPYD_READ_EOF);
-	cr_assert_str_eq(test_log, "");
+	cr_assert_str_eq(fake_log, "");
 	file_source.close(state);
 }
 
@@ -749,16 +581,16 @@ Test(file, replaced_by_a_directory_fails_open)
 	char want[4200];
 
 	test_write_file(path, "x", 1);
-	test_set_option("path", path);
-	cr_assert_eq(test_probe(&file_source), 1);
+	fake_set_option("path", path);
+	cr_assert_eq(fake_probe(&file_source), 1);
 	cr_assert_eq(unlink(path), 0);
 	cr_assert_eq(mkdir(path, 0700), 0);
 
 	errno = 0;
-	cr_assert_eq(file_source.open(&test_instances[0], &state), -1);
+	cr_assert_eq(file_source.open(&fake_instances[0], &state), -1);
 	cr_assert_eq(errno, EINVAL);
 	snprintf(want, sizeof want, "3 file: %s: a directory, not a regular file or FIFO\n", path);
-	cr_assert_str_eq(test_log, want);
+	cr_assert_str_eq(fake_log, want);
 }
 
 Test(file, fifo_stream)
@@ -769,12 +601,12 @@ Test(file, fifo_stream)
 	int fd, writer;
 
 	cr_assert_eq(mkfifo(path, 0600), 0);
-	test_set_option("path", path);
-	cr_assert_eq(test_probe(&file_source), 1);
-	cr_assert_str_eq(test_instances[0].device, path);
+	fake_set_option("path", path);
+	cr_assert_eq(fake_probe(&file_source), 1);
+	cr_assert_str_eq(fake_instances[0].device, path);
 
 	/* Opening with no writer must not block (the suite's timeout catches it). */
-	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(file_source.open(&fake_instances[0], &state), 0);
 	fd = file_source.pollfd(state);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(test_poll(fd, 50), 0, "a FIFO with no writer yet is quiet");
@@ -800,7 +632,7 @@ Test(file, fifo_stream)
 	/* Reopened, the FIFO is quiet again until the next writer. */
 	file_source.close(state);
 	state = NULL;
-	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(file_source.open(&fake_instances[0], &state), 0);
 	fd = file_source.pollfd(state);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(test_poll(fd, 50), 0, "a reopened FIFO reports a hang-up");
@@ -812,7 +644,7 @@ Test(file, fifo_stream)
 	cr_assert_arr_eq(buf, "again", 5);
 	close(writer);
 	file_source.close(state);
-	cr_assert_str_eq(test_log, "");
+	cr_assert_str_eq(fake_log, "");
 }
 
 /* A writer blocked in open() until a reader arrives. */
@@ -842,18 +674,18 @@ Test(file, probe_leaves_a_waiting_writer_alone)
 	int fd;
 
 	cr_assert_eq(mkfifo(w.path, 0600), 0);
-	test_set_option("path", w.path);
+	fake_set_option("path", w.path);
 	cr_assert_eq(pthread_create(&thread, NULL, test_writer_run, &w), 0);
 	nanosleep(&pause, NULL);
 	cr_assert_not(w.opened);
 
 	/* Probing must not open the FIFO: that would wake the writer. */
-	cr_assert_eq(test_probe(&file_source), 1);
+	cr_assert_eq(fake_probe(&file_source), 1);
 	nanosleep(&pause, NULL);
 	cr_assert_not(w.opened, "probe woke a writer waiting on the FIFO");
 
 	/* Opening the source does, and its bytes arrive. */
-	cr_assert_eq(file_source.open(&test_instances[0], &state), 0);
+	cr_assert_eq(file_source.open(&fake_instances[0], &state), 0);
 	pthread_join(thread, NULL);
 	cr_assert_neq(w.fd, -1, "writer open: %s", strerror(errno));
 	cr_assert_eq(write(w.fd, "ok", 2), 2);
