@@ -58,6 +58,7 @@ struct audio_state {
 	uint8_t *ready;              /* raw samples of a second that passed */
 	size_t ready_len, ready_pos;
 	size_t window_cap;
+	bool copies_noted;           /* said that a channel repeats another */
 };
 
 /* A native format the extractor knows, in the order they are tried. */
@@ -420,6 +421,11 @@ audio_read(void *state, void *buf, size_t len)
 		audio_check_frames(&as->check, as->decoded, (size_t)frames);
 		as->window_len += audio_extract_frames(&as->extract, as->decoded, (size_t)frames,
 		    as->window + as->window_len);
+		if (as->extract.copies > 0 && !as->copies_noted) {
+			as->copies_noted = true;
+			audio_host->log(as->instance, ENTROPYD_LOG_INFO, "%s: a channel repeats "
+			    "another: only distinct channels are used", as->device);
+		}
 		if (as->check.frames >= as->rate && audio_judge(as) == -1)
 			return ENTROPYD_READ_ERROR;
 	}

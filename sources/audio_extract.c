@@ -290,18 +290,44 @@ audio_extract_bit(struct audio_extract *x, unsigned bit, uint8_t *out)
 	return 1;
 }
 
+/* Whether channel k repeats a lower channel in every frame of the chunk. */
+static bool
+audio_extract_is_copy(const struct audio_extract *x, const int32_t *samples, size_t frames,
+    unsigned k)
+{
+	unsigned j;
+	size_t i;
+
+	for (j = 0; j < k; j++) {
+		for (i = 0; i < frames; i++)
+			if (samples[i * x->channels + k] != samples[i * x->channels + j])
+				break;
+		if (i == frames)
+			return true;
+	}
+	return false;
+}
+
 /* Low bits of each sample, as they are or debiased, as one-byte raw samples. */
 size_t
 audio_extract_frames(struct audio_extract *x, const int32_t *samples, size_t frames,
     uint8_t *out)
 {
 	uint32_t mask = (1u << x->bits) - 1;
+	bool copy[AUDIO_MAX_CHANNELS] = { false };
 	size_t i, n = 0;
 	unsigned k, j;
 
+	if (frames == 0)
+		return 0;
+	for (k = 1; k < x->channels; k++)
+		if ((copy[k] = audio_extract_is_copy(x, samples, frames, k)))
+			x->copies += frames;
 	if (!x->debias) {
-		for (i = 0; i < frames * x->channels; i++)
-			out[n++] = (uint8_t)((uint32_t)samples[i] & mask);
+		for (i = 0; i < frames; i++)
+			for (k = 0; k < x->channels; k++)
+				if (!copy[k])
+					out[n++] = (uint8_t)((uint32_t)samples[i * x->channels + k] & mask);
 		return n;
 	}
 	/* Von Neumann per bit plane: 01 gives 0, 10 gives 1, 00 and 11 nothing. */
@@ -310,6 +336,8 @@ audio_extract_frames(struct audio_extract *x, const int32_t *samples, size_t fra
 			uint32_t a = (uint32_t)samples[i * x->channels + k];
 			uint32_t b = (uint32_t)samples[(i + 1) * x->channels + k];
 
+			if (copy[k])
+				continue;
 			for (j = 0; j < x->bits; j++)
 				if (((a ^ b) >> j) & 1)
 					n += audio_extract_bit(x, (a >> j) & 1, out + n);

@@ -79,6 +79,7 @@ struct audio_extract {
 	unsigned channels;
 	uint32_t acc;      /* debiased bits not yet a whole sample */
 	unsigned acc_bits;
+	uint64_t copies;   /* samples left out: a channel repeated a lower one */
 };
 
 /* Parse the bits option: 0, or -1 with a reason in err. */
@@ -108,7 +109,9 @@ void audio_extract_init(struct audio_extract *, unsigned bits, bool debias, unsi
 /*
  * Extract raw samples (one byte each, values below 2^bits) from interleaved
  * frames into out, which holds at least frames * channels bytes; returns
- * how many. With debiasing an odd last frame is dropped.
+ * how many. With debiasing an odd last frame is dropped. A channel equal
+ * to a lower one in every frame of the chunk (mono duplicated into
+ * stereo) adds nothing and is left out, counted in copies.
  */
 size_t audio_extract_frames(struct audio_extract *, const int32_t *samples, size_t frames,
     uint8_t *out);

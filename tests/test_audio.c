@@ -187,6 +187,54 @@ Test(audio, stereo_pairs_within_each_channel)
 	cr_assert_eq(out[0], 0);
 }
 
+Test(audio, a_channel_copying_a_lower_one_is_left_out)
+{
+	static int32_t mono[4000], stereo[8000], quad[16000];
+	static uint8_t want[8000], out[16000];
+	struct audio_extract x;
+	size_t i, n;
+	int debias;
+
+	seed = 11;
+	for (i = 0; i < 4000; i++)
+		mono[i] = (int32_t)(next() % 4096) - 2048;
+	for (debias = 0; debias <= 1; debias++) {
+		audio_extract_init(&x, 2, debias, 1);
+		n = audio_extract_frames(&x, mono, 4000, want);
+		cr_assert_gt(n, 0);
+		/* Mono duplicated into stereo gives exactly what the mono gives. */
+		for (i = 0; i < 4000; i++)
+			stereo[2 * i] = stereo[2 * i + 1] = mono[i];
+		audio_extract_init(&x, 2, debias, 2);
+		cr_assert_eq(audio_extract_frames(&x, stereo, 4000, out), n);
+		cr_assert_eq(memcmp(out, want, n), 0);
+		cr_assert_eq(x.copies, 4000);
+		/* Four channels: two copies of 0 and one of 1 leave two channels. */
+		for (i = 0; i < 4000; i++) {
+			quad[4 * i] = quad[4 * i + 2] = mono[i];
+			quad[4 * i + 1] = quad[4 * i + 3] = mono[(i + 1) % 4000] ^ 1;
+		}
+		audio_extract_init(&x, 2, debias, 4);
+		n = audio_extract_frames(&x, quad, 4000, out);
+		cr_assert_eq(x.copies, 8000);
+		audio_extract_init(&x, 2, debias, 2);
+		for (i = 0; i < 4000; i++) {
+			stereo[2 * i] = quad[4 * i];
+			stereo[2 * i + 1] = quad[4 * i + 1];
+		}
+		cr_assert_eq(audio_extract_frames(&x, stereo, 4000, want), n);
+		cr_assert_eq(x.copies, 0, "distinct channels are both used");
+		cr_assert_eq(memcmp(out, want, n), 0);
+	}
+	/* One differing frame in the chunk keeps the channel. */
+	for (i = 0; i < 4000; i++)
+		stereo[2 * i] = stereo[2 * i + 1] = mono[i];
+	stereo[2 * 1234 + 1] ^= 1;
+	audio_extract_init(&x, 2, false, 2);
+	cr_assert_eq(audio_extract_frames(&x, stereo, 4000, out), 8000);
+	cr_assert_eq(x.copies, 0);
+}
+
 Test(audio, noise_passes)
 {
 	signal16(sig, RATE, 0, 3000, 440, 4);
