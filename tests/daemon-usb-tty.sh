@@ -6,20 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
-fake=$top_builddir/tests/usb-fake-tty
 plan 18
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
-# fake NAME ARGS...: start a fake key, wait for its pty; sets $pts.
-fake() {
-	name=$1
-	shift
-	"$fake" "$@" "$tmp/$name.pts" "$tmp/$name.log" &
-	track $!
-	fakepid=$!
-	wait_for 50 test -s "$tmp/$name.pts"
-	pts=$(cat "$tmp/$name.pts")
-}
 # daemon LOG ARGS...: start entropyd in the foreground; sets $pid.
 daemon() {
 	log=$1
@@ -33,7 +22,7 @@ stopped() { ! kill -0 "$1" 2>/dev/null; }
 # 1-6: OneRNG: raw mode, then "cmd0\n" and "cmdO\n"; data passes FIPS; on
 # exit "cmdo\n" and "cmdw\n".
 # The daemon writes to a pipe and exits when its reader has enough.
-fake onerng onerng
+start_fake_tty onerng onerng
 timeout 120 "$entropyd" -f -d -x all -n usb -O "usb:tty:$pts" -O usb:model:onerng -o - 2>"$tmp/onerng.err" |
     head -c 250000 >"$tmp/onerng.out"
 check "OneRNG: output arrives ($(size "$tmp/onerng.out") bytes)" \
@@ -55,13 +44,13 @@ show_if_failed "$tmp/onerng.log" "$tmp/onerng.err"
 kill "$fakepid"
 
 # 7-8: OneRNG mode 2 chosen with -O; a fake expecting mode 0 catches it.
-fake onerng2 -m 2 onerng
+start_fake_tty onerng2 -m 2 onerng
 timeout 120 "$entropyd" -f -x all -n usb -O "usb:tty:$pts" -O usb:model:onerng -O usb:onerng_mode:2 -o - \
     2>"$tmp/onerng2.err" | head -c 10000 >"$tmp/onerng2.out"
 check "OneRNG mode 2: cmd2 sent, data flows" sh -c \
     "grep -qx 'cmd cmd2' '$tmp/onerng2.log' && test $(size "$tmp/onerng2.out") -eq 10000"
 kill "$fakepid"
-fake onerng0 -m 0 onerng
+start_fake_tty onerng0 -m 0 onerng
 daemon onerng0.err -O "usb:tty:$pts" -O usb:model:onerng -O usb:onerng_mode:2 -o "$tmp/onerng0.out"
 wait_for 100 grep -q "unexpected cmd2" "$tmp/onerng0.log"
 check "a wrong OneRNG command is caught by the fake, which sends nothing" sh -c \
@@ -69,7 +58,7 @@ check "a wrong OneRNG command is caught by the fake, which sends nothing" sh -c 
 kill "$pid" "$fakepid"
 
 # 9-11: TrueRNGpro: the knock ends at the mode's baud rate (4800, rng1white).
-fake pro -b 4800 truerngpro
+start_fake_tty pro -b 4800 truerngpro
 timeout 120 "$entropyd" -f -d -x all -n usb -O "usb:tty:$pts" -O usb:model:truerngpro \
     -O usb:truerngpro_mode:rng1white -o - 2>"$tmp/pro.err" | head -c 100000 >"$tmp/pro.out"
 check "TrueRNGpro: output arrives at 4800 baud ($(size "$tmp/pro.out") bytes)" sh -c \
@@ -81,7 +70,7 @@ check "TrueRNGpro: DTR on a pty is not fatal" sh -c \
 kill "$fakepid"
 
 # 12-13: the key goes away (the pty's master closes): absent, the daemon runs on.
-fake gone truerng
+start_fake_tty gone truerng
 daemon gone.err -O "usb:tty:$pts" -O usb:model:truerng -o /dev/null
 wait_for 100 grep -q "streaming" "$tmp/gone.log"
 kill "$fakepid"
@@ -94,7 +83,7 @@ check "unplugged tty: the daemon runs on and reports it absent" sh -c \
 kill "$pid"
 
 # 14-15: a TrueRNG sending stuck bytes is suspended; nothing is written.
-fake stuck -s truerng
+start_fake_tty stuck -s truerng
 daemon stuck.err -O "usb:tty:$pts" -O usb:model:truerng -o "$tmp/stuck.out"
 wait_for 300 grep -q "suspended after" "$tmp/stuck.err"
 check "stuck bytes: suspended" grep -q "usb:truerng-${pts##*/}: suspended after" "$tmp/stuck.err"
@@ -104,7 +93,7 @@ kill "$pid" "$fakepid"
 # 16: a key that appears later: a SIGHUP re-probe adds and opens it.
 daemon later.err -O "usb:tty:$tmp/later" -O usb:model:truerng -o /dev/null
 wait_for 50 grep -q "no usable entropy source" "$tmp/later.err"
-fake later truerng
+start_fake_tty later truerng
 ln -s "$pts" "$tmp/later"
 kill -HUP "$pid"
 wait_for 100 grep -q "usb:truerng-later: reading $tmp/later" "$tmp/later.err"

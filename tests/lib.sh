@@ -81,3 +81,33 @@ run_entropyd() {
 	# shellcheck disable=SC2086 # the wrapper is a command line
 	exec ${ENTROPYD_WRAPPER:-} "$top_builddir/entropyd" "$@"
 }
+# fips_ok LOG N: entropytest's LOG shows N blocks tested and at most one
+# failed (about one good block in 1300 fails FIPS 140-2 by chance).
+fips_ok() {
+	fips_s=$(sed -n 's/.*FIPS 140-2 successes: //p' "$1")
+	fips_f=$(sed -n 's/.*FIPS 140-2 failures: //p' "$1")
+	[ -n "$fips_s" ] && [ -n "$fips_f" ] && [ $((fips_s + fips_f)) -eq "$2" ] && [ "$fips_f" -le 1 ]
+}
+# start_swtpm DIR [swtpm flags...]: a swtpm server on DIR/S, PID in $swtpm_pid.
+start_swtpm() {
+	dir=$1
+	shift
+	mkdir -p "$dir"
+	rm -f "$dir/S" "$dir/C"
+	swtpm socket --server "type=unixio,path=$dir/S" --ctrl "type=unixio,path=$dir/C" \
+	    --tpmstate "dir=$dir" "$@" 2>>"$dir/swtpm.log" &
+	swtpm_pid=$!
+	track $swtpm_pid
+	wait_for 100 test -S "$dir/S"
+}
+# start_fake_tty NAME ARGS...: a fake CDC-ACM key (tests/usb-fake-tty ARGS)
+# on a pty, logging to $tmp/NAME.log; sets $pts and $fakepid.
+start_fake_tty() {
+	name=$1
+	shift
+	"$top_builddir/tests/usb-fake-tty" "$@" "$tmp/$name.pts" "$tmp/$name.log" &
+	track $!
+	fakepid=$!
+	wait_for 50 test -s "$tmp/$name.pts"
+	pts=$(cat "$tmp/$name.pts")
+}
