@@ -50,6 +50,20 @@ test_write_file(const char *path, const void *data, size_t len)
 	close(fd);
 }
 
+/* Probe src with option key set to path: no instance, and "PATH: reason" why. */
+static void
+test_unusable_at(const struct entropyd_source *src, const char *key, const char *path,
+    const char *reason)
+{
+	char want[4200];
+
+	fake_set_option(key, path);
+	cr_assert_eq(fake_probe(src), 0);
+	cr_assert_eq(fake_n_instances, 0);
+	snprintf(want, sizeof want, "%s: %s", path, reason);
+	cr_assert_str_eq(fake_unusable, want);
+}
+
 /* Poll one fd for input for up to ms milliseconds; the revents, or 0. */
 static short
 test_poll(int fd, int ms)
@@ -138,32 +152,19 @@ Test(hwrng, rng_current_empty_is_unusable)
 
 Test(hwrng, missing_device_is_unusable)
 {
-	char want[4200];
-
-	fake_set_option("device", test_path(0, "missing"));
 	fake_set_option("rng_current", test_path(1, "no-rng_current"));
-
-	cr_assert_eq(fake_probe(&hwrng_source), 0);
-	cr_assert_eq(fake_n_instances, 0);
-	snprintf(want, sizeof want, "%s: No such file or directory", test_path(0, "missing"));
-	cr_assert_str_eq(fake_unusable, want);
+	test_unusable_at(&hwrng_source, "device", test_path(0, "missing"),
+	    "No such file or directory");
 }
 
 Test(hwrng, directory_is_unusable)
 {
-	char want[4200];
-
-	fake_set_option("device", test_dir);
-	cr_assert_eq(fake_probe(&hwrng_source), 0);
-	cr_assert_eq(fake_n_instances, 0);
-	snprintf(want, sizeof want, "%s: Is a directory", test_dir);
-	cr_assert_str_eq(fake_unusable, want);
+	test_unusable_at(&hwrng_source, "device", test_dir, "Is a directory");
 }
 
 Test(hwrng, unreadable_device_is_unusable)
 {
 	const char *device = test_path(0, "device");
-	char want[4200];
 
 	test_write_file(device, "x", 1);
 	cr_assert_eq(chmod(device, 0), 0);
@@ -172,12 +173,7 @@ Test(hwrng, unreadable_device_is_unusable)
 		cr_assert_eq(chmod(test_dir, 0755), 0);
 		cr_assert_eq(seteuid(65534), 0, "seteuid: %s", strerror(errno));
 	}
-	fake_set_option("device", device);
-
-	cr_assert_eq(fake_probe(&hwrng_source), 0);
-	cr_assert_eq(fake_n_instances, 0);
-	snprintf(want, sizeof want, "%s: Permission denied", device);
-	cr_assert_str_eq(fake_unusable, want);
+	test_unusable_at(&hwrng_source, "device", device, "Permission denied");
 }
 
 Test(hwrng, empty_device_option_fails_configure)
@@ -512,32 +508,19 @@ Test(file, probe_without_path_is_unusable)
 
 Test(file, missing_path_is_unusable)
 {
-	char want[4200];
-
-	fake_set_option("path", test_path(0, "missing"));
-	cr_assert_eq(fake_probe(&file_source), 0);
-	cr_assert_eq(fake_n_instances, 0);
-	snprintf(want, sizeof want, "%s: No such file or directory", test_path(0, "missing"));
-	cr_assert_str_eq(fake_unusable, want);
+	test_unusable_at(&file_source, "path", test_path(0, "missing"),
+	    "No such file or directory");
 }
 
 Test(file, directory_is_unusable)
 {
-	char want[4200];
-
-	fake_set_option("path", test_dir);
-	cr_assert_eq(fake_probe(&file_source), 0);
-	cr_assert_eq(fake_n_instances, 0);
-	snprintf(want, sizeof want, "%s: a directory, not a regular file or FIFO", test_dir);
-	cr_assert_str_eq(fake_unusable, want);
+	test_unusable_at(&file_source, "path", test_dir, "a directory, not a regular file or FIFO");
 }
 
 Test(file, character_device_is_unusable)
 {
-	fake_set_option("path", "/dev/null");
-	cr_assert_eq(fake_probe(&file_source), 0);
-	cr_assert_eq(fake_n_instances, 0);
-	cr_assert_str_eq(fake_unusable, "/dev/null: a character device, not a regular file or FIFO");
+	test_unusable_at(&file_source, "path", "/dev/null",
+	    "a character device, not a regular file or FIFO");
 }
 
 Test(file, regular_file_reads_to_eof)
