@@ -109,29 +109,18 @@ check "good: the character device was read from a reader thread" \
 end_run good
 
 # 7-30: malformed answers, one script each.
-{ w $get64; r 80010000; } >"$tmp/short.script"
-run short
-rejected short "GetRandom: short response: 4 bytes, a header needs 10"
-
-{ w $get64; r 1234000000100000000000040a0b0c0d; } >"$tmp/tag.script"
-run tag
-rejected tag "GetRandom: wrong tag 0x1234 in a TPM 2.0 response"
-
-{ w $get64; r 8001000000400000000000040a0b0c0d; } >"$tmp/size.script"
-run size
-rejected size "GetRandom: wrong size: the header says 64 bytes, 16 arrived"
-
-{ w $get64; r 80010000000a00000101; } >"$tmp/rc.script"
-run rc
-rejected rc "GetRandom failed: TPM_RC_FAILURE"
-
-{ w $get64; r 800100000010000000000fff0a0b0c0d; } >"$tmp/length.script"
-run length
-rejected length "GetRandom: length 4095 is more than the 64 bytes asked for"
-
-{ w $get64; r 8001000000100000000000300a0b0c0d; } >"$tmp/mismatch.script"
-run mismatch
-rejected mismatch "GetRandom: length 48 does not match the 4 bytes after it"
+# bad NAME ANSWER REASON: GetRandom answered with ANSWER is rejected for REASON.
+bad() {
+	{ w $get64; r "$2"; } >"$tmp/$1.script"
+	run "$1"
+	rejected "$1" "$3"
+}
+bad short 80010000 "GetRandom: short response: 4 bytes, a header needs 10"
+bad tag 1234000000100000000000040a0b0c0d "GetRandom: wrong tag 0x1234 in a TPM 2.0 response"
+bad size 8001000000400000000000040a0b0c0d "GetRandom: wrong size: the header says 64 bytes, 16 arrived"
+bad rc 80010000000a00000101 "GetRandom failed: TPM_RC_FAILURE"
+bad length 800100000010000000000fff0a0b0c0d "GetRandom: length 4095 is more than the 64 bytes asked for"
+bad mismatch 8001000000100000000000300a0b0c0d "GetRandom: length 48 does not match the 4 bytes after it"
 
 i=0
 while [ $i -le 8 ]; do
