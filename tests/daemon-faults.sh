@@ -59,6 +59,9 @@ sigterm_within_a_second() {
 	check "$1: SIGTERM ends the daemon within a second" wait_for 10 gone "$pid"
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
+	rc=$?
+	# A daemon that ended before the SIGTERM: say how, and show its log.
+	[ "$rc" -eq 0 ] || { diag "$1: the daemon ended with status $rc"; diag_file "$tmp/log"; }
 }
 
 # The fault rows: mode, then what "health reflects the fault" means for it.
@@ -82,6 +85,7 @@ while read -r row reflect; do
 		check "$row: short reads are no fault, /health passes the source" \
 		    test "$(hcheck faulty:state status)" = pass ;;
 	esac
+	show_if_failed "$tmp/log"
 	# While the fault lasts: its bytes are never conditioned, the file source feeds.
 	cond1=$(src faulty bytes_conditioned)
 	other1=$(src file bytes_conditioned)

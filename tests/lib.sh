@@ -27,14 +27,15 @@ ok() { tap_n=$((tap_n + 1)); tap_last=ok; echo "ok $tap_n - $*"; }
 not_ok() { tap_n=$((tap_n + 1)); tap_failed=1; tap_last=fail; echo "not ok $tap_n - $*"; }
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 diag() { printf '# %s\n' "$@"; }
-# After a failed check, show the last lines of each file as diagnostics.
-show_if_failed() {
-	[ "${tap_last:-}" = fail ] || return 0
+# Show the last lines of each file as diagnostics.
+diag_file() {
 	for f in "$@"; do
 		diag "--- $f"
-		tail -n 20 "$f" 2>/dev/null | while IFS= read -r line; do diag "$line"; done
+		tail -n 60 "$f" 2>/dev/null | while IFS= read -r line; do diag "$line"; done
 	done
 }
+# After a failed check, show the last lines of each file.
+show_if_failed() { [ "${tap_last:-}" = fail ] || return 0; diag_file "$@"; }
 # check DESCRIPTION COMMAND...: ok when the command succeeds.
 check() {
 	desc=$1
