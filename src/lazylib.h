@@ -8,6 +8,7 @@
  * callers include the library's own header and are not changed.
  */
 #include <stdbool.h>
+#include <stddef.h>
 
 struct lazylib {
 	const char *soname;		/* e.g. "libasound.so.2" */
