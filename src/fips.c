@@ -10,7 +10,8 @@
  * L - k + 1 windows of length k, so with W_k windows in a block the runs of
  * length k or more number W_k - W_(k+1), and the runs of exactly k are the
  * difference of two of those: popcounts give every runs counter (and
- * W_1 is the monobit count).  Poker comes from a byte histogram.  The
+ * W_1 is the monobit count).  Poker comes from a byte histogram (with
+ * AVX-512, from bit planes).  The
  * longest run is measured only where a window of 11 equal bits starts; a
  * block without one (rare in good data) is walked run by run.
  */
@@ -217,9 +218,9 @@ fips_sum_popcnt(const uint8_t *block, struct fips_sums *s)
 
 /*
  * Nibble counts and repeated words, 64 bytes at a time.  For each value v
- * a bit per nibble is set when the nibble equals v (the top two bits from
- * one VPTERNLOG per value of the pair, the bottom two and that in one more)
- * and added into a counter per nibble lane; every FIPS_NIBBLE_FOLD chunks,
+ * a bit per nibble is set when the nibble equals v (one VPTERNLOG for each
+ * value of the top two bits, then one per v matching the bottom two as
+ * well) and added into a counter per nibble lane; every FIPS_NIBBLE_FOLD chunks,
  * before a lane can overflow, the lanes are folded into bytes and summed
  * (VPSADBW).  Aligned 32-bit words are compared with the word 4 bytes on.
  */
