@@ -33,7 +33,6 @@ struct control {
 	dev_t dev;
 	ino_t ino;
 	struct event *ev_adopt;   /* adopts new connections after evhttp made them */
-	struct event *ev_rate;
 	struct bufferevent **fresh; /* connections not yet adopted */
 	size_t nfresh;
 	unsigned connections;
@@ -213,15 +212,6 @@ control_adopt(int fd, short what, void *arg)
 	control->nfresh = 0;
 }
 
-/* Every rate window: sample the counters. */
-static void
-control_rate(int fd, short what, void *arg)
-{
-	struct report_clock c = report_now();
-
-	report_sample(&c);
-}
-
 /* Create the directory a socket goes in, and its parents (mode 0755). */
 static int
 control_mkdirs(const char *path)
@@ -391,7 +381,6 @@ int
 control_start(struct event_base *base, const struct config *cfg, struct sink *sink)
 {
 	bool explicit = strcmp(cfg->control_socket, RUNDIR "/entropyd.sock") != 0;
-	struct timeval tv = { REPORT_RATE_WINDOW_MS / 1000, 0 };
 	struct report_clock c = report_now();
 	char err[512];
 	int fd;
@@ -411,8 +400,6 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	evhttp_set_gencb(control->http, control_request, NULL);
 	evhttp_set_bevcb(control->http, control_new_bev, NULL);
 	control->ev_adopt = event_new(base, -1, 0, control_adopt, NULL);
-	control->ev_rate = event_new(base, -1, EV_PERSIST, control_rate, NULL);
-	event_add(control->ev_rate, &tv);
 	report_sample(&c);
 
 	if ((fd = control_listen_unix(cfg->control_socket, err, sizeof err)) == -1) {
@@ -455,8 +442,6 @@ control_stop(void)
 		unlink(control->path);
 	if (control->ev_adopt != NULL)
 		event_free(control->ev_adopt);
-	if (control->ev_rate != NULL)
-		event_free(control->ev_rate);
 	free(control->fresh);
 	free(control->path);
 	free(control);

@@ -20,6 +20,7 @@
 #include "privdrop.h"
 #include "reader.h"
 #include "registry.h"
+#include "report.h"
 #include "xmalloc.h"
 
 struct engine {
@@ -174,6 +175,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		return;
 	}
 	capture_input(inst, buf, (size_t)n);
+	report_touch();
 	pipeline_input(p, buf, (size_t)n);
 	if (p->count.blocks_passed > passed)
 		inst->backoff_ms = 0;
@@ -351,6 +353,7 @@ engine_feed(void)
 {
 	uint64_t credited = engine.sink->bits_credited;
 
+	report_touch();
 	switch (sink_service(engine.sink)) {
 	case SINK_OK:
 		break;

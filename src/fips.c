@@ -10,7 +10,8 @@
  * L - k + 1 windows of length k, so with W_k windows in a block the runs of
  * length k or more number W_k - W_(k+1), and the runs of exactly k are the
  * difference of two of those: popcounts give every runs counter (and
- * W_1 is the monobit count).  Poker comes from a byte histogram.  The
+ * W_1 is the monobit count).  Poker comes from a byte histogram (with
+ * AVX-512, from bit planes).  The
  * longest run is measured only where a window of 11 equal bits starts; a
  * block without one (rare in good data) is walked run by run.
  */
@@ -32,21 +33,23 @@
 #define FIPS_WINDOWS 7		/* windows 1..7 give the buckets */
 #define FIPS_PROBE_BITS 11	/* runs this long are measured one by one */
 
-/* Where windows of FIPS_PROBE_BITS equal bits start, in one word. */
-struct fips_probe {
-	unsigned word;
-	uint64_t ones;		/* a window of ones starts here */
-	uint64_t zeros;		/* a window of zeros starts here */
-};
+#define FIPS_PROBE_SLACK 8	/* a vector pass stores 8 probes at a time */
 
-/* What one block's pass over its words adds up. */
+/*
+ * What one block's pass over its words adds up.  Probes say where windows
+ * of FIPS_PROBE_BITS equal bits start, word by word.
+ */
 struct fips_sums {
 	unsigned ones_windows[FIPS_WINDOWS + 1];	/* W_k of ones, [k] */
 	unsigned mixed_windows[FIPS_WINDOWS + 1];	/* windows holding a 1 */
-	struct fips_probe probe[FIPS_WORDS];
 	unsigned nprobe;
+	uint64_t probe_word[FIPS_WORDS + FIPS_PROBE_SLACK];
+	uint64_t probe_ones[FIPS_WORDS + FIPS_PROBE_SLACK];	/* ones start */
+	uint64_t probe_zeros[FIPS_WORDS + FIPS_PROBE_SLACK];	/* zeros start */
 	bool have_nibbles;				/* nibbles counted too */
 	unsigned nibbles[16];
+	bool have_repeats;				/* repeats counted too */
+	unsigned repeats;		/* words equal to the one before, in the block */
 };
 
 typedef void fips_sum_fn(const uint8_t *, struct fips_sums *);
@@ -142,9 +145,11 @@ fips_sum_word(struct fips_sums *s, unsigned *ow, unsigned *mw, unsigned first,
 	if (i > first) {
 		pa = *a6 & (*a6 << 5 | a6n >> 59);
 		pc = *c6 | (*c6 << 5 | c6n >> 59);
-		if ((pa | ~pc) != 0)
-			s->probe[s->nprobe++] = (struct fips_probe){
-				.word = i - 1, .ones = pa, .zeros = ~pc };
+		if ((pa | ~pc) != 0) {
+			s->probe_word[s->nprobe] = i - 1;
+			s->probe_ones[s->nprobe] = pa;
+			s->probe_zeros[s->nprobe++] = ~pc;
+		}
 	}
 	*a6 = a6n;
 	*c6 = c6n;
@@ -183,6 +188,7 @@ fips_sum_block(const uint8_t *block, struct fips_sums *s)
 
 	s->nprobe = 0;
 	s->have_nibbles = false;
+	s->have_repeats = false;
 	fips_sum_from(block, s, 0, ow, mw);
 	memcpy(s->ones_windows, ow, sizeof ow);
 	memcpy(s->mixed_windows, mw, sizeof mw);
@@ -208,50 +214,85 @@ fips_sum_popcnt(const uint8_t *block, struct fips_sums *s)
 /* Whole words whose next word is whole too, eight at a time. */
 #define FIPS_VECTOR_WORDS ((FIPS_WORDS - 2) / FIPS_LANES * FIPS_LANES)
 
+#define FIPS_NIBBLE_FOLD 15	/* 64-byte chunks a nibble lane can count */
+
 /*
- * Nibble counts, 64 bytes at a time: for each value v, a bit per nibble that
- * is set when the nibble equals v (two bits of v from the top pair of bit
- * planes, two from the bottom pair, one VPTERNLOG each), then popcounts.
+ * Nibble counts and repeated words, 64 bytes at a time.  For each value v
+ * a bit per nibble is set when the nibble equals v (one VPTERNLOG for each
+ * value of the top two bits, then one per v matching the bottom two as
+ * well) and added into a counter per nibble lane; every FIPS_NIBBLE_FOLD chunks,
+ * before a lane can overflow, the lanes are folded into bytes and summed
+ * (VPSADBW).  Aligned 32-bit words are compared with the word 4 bytes on.
  */
 __attribute__((target(FIPS_AVX512))) static void
 fips_nibbles_avx512(const uint8_t *block, struct fips_sums *s)
 {
 	const __m512i low = _mm512_set1_epi8(0x11);
-	__m512i x, s1, s2, s3, hi[4], lo[4], count[16];
-	unsigned i, v;
+	const __m512i nib = _mm512_set1_epi8(0x0f);
+	__m512i x, s1, s2, s3, hi[4], lane[16], total[16], b;
+	unsigned i, v, chunk, repeats = 0;
 
+#pragma GCC unroll 16
 	for (v = 0; v < 16; v++)
-		count[v] = _mm512_setzero_si512();
-	for (i = 0; i + 64 <= FIPS_BLOCK_BYTES; i += 64) {
-		x = _mm512_loadu_si512(block + i);
-		s1 = _mm512_srli_epi64(x, 1);
-		s2 = _mm512_srli_epi64(x, 2);
-		s3 = _mm512_srli_epi64(x, 3);
-		/* ternlog(a, b, mask): a bit of a and of b, either polarity, under mask. */
-		hi[0] = _mm512_ternarylogic_epi64(s3, s2, low, 0x02);
-		hi[1] = _mm512_ternarylogic_epi64(s3, s2, low, 0x08);
-		hi[2] = _mm512_ternarylogic_epi64(s3, s2, low, 0x20);
-		hi[3] = _mm512_ternarylogic_epi64(s3, s2, low, 0x80);
-		lo[0] = _mm512_ternarylogic_epi64(s1, x, low, 0x02);
-		lo[1] = _mm512_ternarylogic_epi64(s1, x, low, 0x08);
-		lo[2] = _mm512_ternarylogic_epi64(s1, x, low, 0x20);
-		lo[3] = _mm512_ternarylogic_epi64(s1, x, low, 0x80);
+		total[v] = _mm512_setzero_si512();
+	for (i = 0; i + 64 <= FIPS_BLOCK_BYTES; ) {
+#pragma GCC unroll 16
 		for (v = 0; v < 16; v++)
-			count[v] = _mm512_add_epi64(count[v], _mm512_popcnt_epi64(
-			    _mm512_and_si512(hi[v >> 2], lo[v & 3])));
+			lane[v] = _mm512_setzero_si512();
+		for (chunk = 0; chunk < FIPS_NIBBLE_FOLD &&
+		    i + 64 <= FIPS_BLOCK_BYTES; chunk++, i += 64) {
+			x = _mm512_loadu_si512(block + i);
+			/* The last chunk's next word is the block's last. */
+			repeats += (unsigned)__builtin_popcount(
+			    _mm512_cmpeq_epi32_mask(x,
+			    _mm512_loadu_si512(block + i + 4)));
+			s1 = _mm512_srli_epi64(x, 1);
+			s2 = _mm512_srli_epi64(x, 2);
+			s3 = _mm512_srli_epi64(x, 3);
+			/* ternlog(a, b, mask): a bit of a and of b, either polarity. */
+			hi[0] = _mm512_ternarylogic_epi64(s3, s2, low, 0x02);
+			hi[1] = _mm512_ternarylogic_epi64(s3, s2, low, 0x08);
+			hi[2] = _mm512_ternarylogic_epi64(s3, s2, low, 0x20);
+			hi[3] = _mm512_ternarylogic_epi64(s3, s2, low, 0x80);
+			/* ternlog(hi, s1, x): hi set, s1 and x as v's low bits. */
+#define FIPS_NIBBLE(v)							\
+			lane[v] = _mm512_add_epi8(lane[v],			\
+			    _mm512_ternarylogic_epi64(hi[(v) >> 2], s1, x,	\
+			    1 << (4 + ((v) & 3))))
+			FIPS_NIBBLE(0); FIPS_NIBBLE(1); FIPS_NIBBLE(2);
+			FIPS_NIBBLE(3); FIPS_NIBBLE(4); FIPS_NIBBLE(5);
+			FIPS_NIBBLE(6); FIPS_NIBBLE(7); FIPS_NIBBLE(8);
+			FIPS_NIBBLE(9); FIPS_NIBBLE(10); FIPS_NIBBLE(11);
+			FIPS_NIBBLE(12); FIPS_NIBBLE(13); FIPS_NIBBLE(14);
+			FIPS_NIBBLE(15);
+#undef FIPS_NIBBLE
+		}
+#pragma GCC unroll 16
+		for (v = 0; v < 16; v++) {
+			b = _mm512_add_epi8(_mm512_and_si512(lane[v], nib),
+			    _mm512_and_si512(_mm512_srli_epi16(lane[v], 4), nib));
+			total[v] = _mm512_add_epi64(total[v],
+			    _mm512_sad_epu8(b, _mm512_setzero_si512()));
+		}
 	}
+#pragma GCC unroll 16
 	for (v = 0; v < 16; v++)
-		s->nibbles[v] = (unsigned)_mm512_reduce_add_epi64(count[v]);
+		s->nibbles[v] = (unsigned)_mm512_reduce_add_epi64(total[v]);
 	for (; i < FIPS_BLOCK_BYTES; i++) {
 		s->nibbles[block[i] >> 4]++;
 		s->nibbles[block[i] & 15]++;
 	}
 	s->have_nibbles = true;
+	s->repeats = repeats;
+	s->have_repeats = true;
 }
 
 /*
  * Eight words at a time with AVX-512: shifts across words (VPSHLDQ), vector
- * popcounts.  The last few words go through the scalar pass.
+ * popcounts.  Each chunk's windows of 11 are found in the next round, when
+ * the windows of 6 of the word after each lane are known (VALIGNQ), and
+ * kept without a branch (VPCOMPRESSQ).  The last few words go through the
+ * scalar pass.
  */
 __attribute__((target(FIPS_AVX512))) static void
 fips_sum_avx512(const uint8_t *block, struct fips_sums *s)
@@ -261,23 +302,42 @@ fips_sum_avx512(const uint8_t *block, struct fips_sums *s)
 	    40, 41, 42, 43, 44, 45, 46, 47, 32, 33, 34, 35, 36, 37, 38, 39,
 	    24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21, 22, 23,
 	    8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+	const __m512i ones = _mm512_set1_epi64(-1);
+	const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
 	__m512i ow[FIPS_WINDOWS + 1], mw[FIPS_WINDOWS + 1];
-	__m512i z, n, a, c, m, mc, pa, pc, a6, c6;
-	uint64_t lanes_a[FIPS_LANES], lanes_z[FIPS_LANES];
+	__m512i z, zn, n, a, c, pa, pz, a6, c6, a6p, c6p, m, mc;
 	unsigned sow[FIPS_WINDOWS + 1] = { 0 }, smw[FIPS_WINDOWS + 1] = { 0 };
-	unsigned i, k, l;
+	unsigned i, k, nprobe = 0;
 	__mmask8 hit;
 
 	for (k = 0; k <= FIPS_WINDOWS; k++)
 		ow[k] = mw[k] = _mm512_setzero_si512();
-	s->nprobe = 0;
+	a6p = c6p = _mm512_setzero_si512();
+	zn = _mm512_shuffle_epi8(_mm512_loadu_si512(block), swap);
+	/* Probes of the chunk before this one (none before the first). */
+#define FIPS_PROBES(i, next_a6, next_c6) do {				\
+		pa = _mm512_and_si512(a6p,					\
+		    _mm512_shldi_epi64(a6p, (next_a6), 5));			\
+		pz = _mm512_ternarylogic_epi64(c6p,			\
+		    _mm512_shldi_epi64(c6p, (next_c6), 5), ones, 0x03);	\
+		hit = _mm512_test_epi64_mask(_mm512_or_si512(pa, pz),	\
+		    _mm512_or_si512(pa, pz));					\
+		_mm512_storeu_si512(s->probe_word + nprobe,			\
+		    _mm512_maskz_compress_epi64(hit, _mm512_add_epi64(iota,	\
+		    _mm512_set1_epi64((long long)(i)))));			\
+		_mm512_storeu_si512(s->probe_ones + nprobe,			\
+		    _mm512_maskz_compress_epi64(hit, pa));			\
+		_mm512_storeu_si512(s->probe_zeros + nprobe,		\
+		    _mm512_maskz_compress_epi64(hit, pz));			\
+		nprobe += (unsigned)__builtin_popcount(hit);		\
+	} while (0)
 	for (i = 0; i < FIPS_VECTOR_WORDS; i += FIPS_LANES) {
-		z = _mm512_shuffle_epi8(_mm512_loadu_si512(block + 8 * i), swap);
-		n = _mm512_shuffle_epi8(_mm512_loadu_si512(block + 8 * i + 8),
+		z = zn;
+		zn = _mm512_shuffle_epi8(_mm512_loadu_si512(block + 8 * i + 64),
 		    swap);
+		n = _mm512_alignr_epi64(zn, z, 1);
 		ow[1] = _mm512_add_epi64(ow[1], _mm512_popcnt_epi64(z));
 		a = c = z;
-		m = mc = n;
 #define FIPS_STEP(k) do {						\
 		__m512i sh = _mm512_shldi_epi64(z, n, (k) - 1);		\
 		a = _mm512_and_si512(a, sh);				\
@@ -294,27 +354,23 @@ fips_sum_avx512(const uint8_t *block, struct fips_sums *s)
 		c6 = c;
 		FIPS_STEP(7);
 #undef FIPS_STEP
-		/* Windows of 6 at the top of the next word need only that word. */
-		for (k = 1; k < 6; k++) {
-			__m512i sh = _mm512_slli_epi64(n, k);
-			m = _mm512_and_si512(m, sh);
-			mc = _mm512_or_si512(mc, sh);
-		}
-		pa = _mm512_and_si512(a6, _mm512_shldi_epi64(a6, m, 5));
-		pc = _mm512_or_si512(c6, _mm512_shldi_epi64(c6, mc, 5));
-		hit = _mm512_cmpneq_epi64_mask(_mm512_andnot_si512(pa, pc),
-		    _mm512_set1_epi64(-1));
-		if (hit == 0)
-			continue;
-		_mm512_storeu_si512(lanes_a, pa);
-		_mm512_storeu_si512(lanes_z, _mm512_xor_si512(pc,
-		    _mm512_set1_epi64(-1)));
-		for (l = 0; l < FIPS_LANES; l++)
-			if (hit & (1u << l))
-				s->probe[s->nprobe++] = (struct fips_probe){
-					.word = i + l, .ones = lanes_a[l],
-					.zeros = lanes_z[l] };
+		/* Windows of 6 at the top of a word lie within the word. */
+		if (i > 0)
+			FIPS_PROBES(i - FIPS_LANES, _mm512_alignr_epi64(a6, a6p, 1),
+			    _mm512_alignr_epi64(c6, c6p, 1));
+		a6p = a6;
+		c6p = c6;
 	}
+	/* The last chunk's: the word after it comes from the next load alone. */
+	m = mc = n;
+	for (k = 1; k < 6; k++) {
+		__m512i sh = _mm512_slli_epi64(n, k);
+		m = _mm512_and_si512(m, sh);
+		mc = _mm512_or_si512(mc, sh);
+	}
+	FIPS_PROBES(FIPS_VECTOR_WORDS - FIPS_LANES, m, mc);
+#undef FIPS_PROBES
+	s->nprobe = nprobe;
 	fips_sum_from(block, s, FIPS_VECTOR_WORDS, sow, smw);
 	for (k = 1; k <= FIPS_WINDOWS; k++) {
 		s->ones_windows[k] = sow[k] +
@@ -399,18 +455,18 @@ fips_run_at(const uint8_t *block, unsigned g)
 
 /* Longest run starting where a probe saw a long window begin. */
 static unsigned
-fips_probe_longest(const uint8_t *block, const struct fips_probe *p)
+fips_probe_longest(const uint8_t *block, unsigned word, uint64_t ones,
+    uint64_t zeros)
 {
-	uint64_t z = fips_word(block, p->word), before, starts;
+	uint64_t z = fips_word(block, word), before, starts;
 	unsigned longest = 0, len, g;
 
 	/* Bit before the word: a run starting at bit 0 starts the block. */
-	before = p->word > 0 ? fips_word(block, p->word - 1) & 1 :
-	    (z >> 63) ^ 1;
+	before = word > 0 ? fips_word(block, word - 1) & 1 : (z >> 63) ^ 1;
 	starts = (z ^ (z >> 1 | before << 63));
-	starts &= (p->ones & z) | (p->zeros & ~z);
+	starts &= (ones & z) | (zeros & ~z);
 	while (starts != 0) {
-		g = p->word * 64 + (unsigned)__builtin_clzll(starts);
+		g = word * 64 + (unsigned)__builtin_clzll(starts);
 		if (g >= FIPS_BITS)
 			break;
 		len = fips_run_at(block, g);
@@ -515,7 +571,8 @@ fips_block_stats(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES],
 
 	longest = 0;
 	for (i = 0; i < s.nprobe; i++) {
-		len = fips_probe_longest(block, &s.probe[i]);
+		len = fips_probe_longest(block, (unsigned)s.probe_word[i],
+		    s.probe_ones[i], s.probe_zeros[i]);
 		if (len > longest)
 			longest = len;
 	}
@@ -534,8 +591,12 @@ fips_block_stats(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES],
 
 	/* Continuous test: aligned little-endian words, carried across blocks. */
 	repeats = fips_le32(block) == ctx->last_word;
-	for (i = 4; i < FIPS_BLOCK_BYTES; i += 4)
-		repeats += fips_le32(block + i) == fips_le32(block + i - 4);
+	if (s.have_repeats)
+		repeats += s.repeats;
+	else
+		for (i = 4; i < FIPS_BLOCK_BYTES; i += 4)
+			repeats += fips_le32(block + i) ==
+			    fips_le32(block + i - 4);
 	ctx->last_word = fips_le32(block + FIPS_BLOCK_BYTES - 4);
 	st->repeats = repeats;
 

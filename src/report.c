@@ -27,6 +27,7 @@ struct report_rate {
 static struct report_rate *report_rates;
 static size_t report_nrates;
 static uint64_t report_epoch_ns; /* the first sample: rates start here */
+static uint64_t report_tick_ns;  /* the last sample: windows end every window on */
 
 static const char *const report_status_names[] = {
 	[REPORT_PASS] = "pass",
@@ -99,6 +100,7 @@ report_sample(const struct report_clock *c)
 
 	if (report_epoch_ns == 0)
 		report_epoch_ns = c->now_ns;
+	report_tick_ns = c->now_ns;
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		r = report_rate_of(inst, c);
 		n = &inst->pipe.count;
@@ -116,6 +118,44 @@ report_sample(const struct report_clock *c)
 	}
 }
 
+/*
+ * Take the samples of the windows that ended by c (none before the first
+ * sample).  Counters change only after report_catch_up, so at a window's
+ * end they were what they are now: the samples are those a timer would
+ * have taken, and the daemon need not wake up every window to take them.
+ * Past the first window that ended, the counters stood still: only the
+ * last window's sample (rates of 0) is still needed.
+ */
+void
+report_catch_up(const struct report_clock *c)
+{
+	const uint64_t window = REPORT_RATE_WINDOW_MS * UINT64_C(1000000);
+	struct report_clock at = *c;
+	uint64_t ended;
+
+	if (report_epoch_ns == 0 || c->now_ns < report_tick_ns + window)
+		return;
+	ended = (c->now_ns - report_tick_ns) / window;
+	at.now_ns = report_tick_ns + window;
+	report_sample(&at);
+	if (ended > 1) {
+		at.now_ns = report_tick_ns + (ended - 1) * window;
+		report_sample(&at);
+	}
+}
+
+/* report_catch_up now, before the engine changes a counter. */
+void
+report_touch(void)
+{
+	struct report_clock c = { .now_ns = 0 };
+
+	if (report_epoch_ns == 0)
+		return;
+	c.now_ns = registry_now_ns();
+	report_catch_up(&c);
+}
+
 void
 report_reset(void)
 {
@@ -127,15 +167,20 @@ report_reset(void)
 	report_rates = NULL;
 	report_nrates = 0;
 	report_epoch_ns = 0;
+	report_tick_ns = 0;
 }
 
 /* Rates over the last full window, or since the first sample until there is one. */
 static json_t *
 report_rates_json(const struct entropyd_instance *inst, const struct report_clock *c)
 {
-	struct report_rate *r = report_rate_of(inst, c);
+	struct report_rate *r;
 	const struct pipeline_counters *n = &inst->pipe.count;
-	uint64_t dt = c->now_ns - r->mark_ns;
+	uint64_t dt;
+
+	report_catch_up(c);
+	r = report_rate_of(inst, c);
+	dt = c->now_ns - r->mark_ns;
 
 	if (r->have)
 		return json_pack("{s:f, s:f, s:f, s:i}", "read_bytes_per_second", r->read_bps,

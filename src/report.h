@@ -17,7 +17,12 @@ struct sink;
  * Nothing here keeps counters of its own except the rate windows below.
  */
 
-/* How often the control server samples counters for the rates. */
+/*
+ * The rates are over windows of this length, back to back from the first
+ * sample.  Nothing wakes up to sample them: report_touch() (before the
+ * engine changes a counter) and the reports take the samples of the
+ * windows that ended since, as a timer would have.
+ */
 #define REPORT_RATE_WINDOW_MS 10000u
 
 /* Overall health, as the api-health-check draft names it. */
@@ -30,8 +35,12 @@ struct report_clock {
 };
 
 struct report_clock report_now(void);
-/* Take a rate sample of every instance's counters (every window, and at start). */
+/* Take a rate sample of every instance's counters (at start, and each window's end). */
 void report_sample(const struct report_clock *);
+/* Take the samples of the windows that ended by the clock. */
+void report_catch_up(const struct report_clock *);
+/* The same at this moment; call before changing a counter (cheap; no-op before a first sample). */
+void report_touch(void);
 /* Forget the rate samples. */
 void report_reset(void);
 /* GET /health: the document, and its overall status in *status. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -622,32 +623,20 @@ Test(fips, fast_equals_reference)
 	cr_expect_gt(passed, 400, "only %u blocks passed", passed);
 }
 
-/* Edge bytes: all-zero and all-one blocks, and every byte value in turn. */
-Test(fips, fast_equals_reference_on_constant_blocks)
-{
-	struct fips_ctx ctx;
-	struct fips_ref_stats st;
-	uint8_t block[FIPS_BLOCK_BYTES], boot[4] = { 0x5a, 0x5a, 0x5a, 0x5a };
-	uint32_t ref_last;
-
-	for (unsigned v = 0; v < 256; v++) {
-		memset(block, (int)v, sizeof block);
-		fips_init(&ctx, boot);
-		ref_last = le32(boot);
-		cr_assert_eq(fips_test_block(&ctx, block),
-		    fips_ref_test_block(&ref_last, block, &st), "byte 0x%02x", v);
-	}
-}
+/* The CPU variant under test, for failure messages. */
+static const char *engine_now = "default";
 
 /* Compare every counter of the fast engine with the reference on one block. */
 static void
 expect_same_stats(struct fips_ctx *ctx, uint32_t *ref_last,
-    const uint8_t *block, const char *what, unsigned n)
+    const uint8_t *block, const char *block_kind, unsigned n)
 {
 	struct fips_stats fast;
 	struct fips_ref_stats ref;
 	unsigned fmask, rmask;
+	char what[96];
 
+	snprintf(what, sizeof what, "%s engine, %s", engine_now, block_kind);
 	fmask = fips_block_stats(ctx, block, &fast);
 	rmask = fips_ref_test_block(ref_last, block, &ref);
 	cr_assert_eq(fmask, rmask, "%s %u: mask 0x%x, reference 0x%x", what, n,
@@ -696,7 +685,7 @@ put_run(uint8_t *block, unsigned start, unsigned len, unsigned bit)
 
 /* Thousands of random and structured blocks, one stream: every counter agrees. */
 static void
-random_blocks_agree(const char *engine)
+random_blocks_agree(void)
 {
 	struct fips_ctx ctx;
 	uint8_t block[FIPS_BLOCK_BYTES], boot[4] = { 9, 8, 7, 6 };
@@ -707,33 +696,45 @@ random_blocks_agree(const char *engine)
 	ref_last = le32(boot);
 	for (unsigned i = 0; i < 5000; i++) {
 		structured_block(block, i % 8, &s);
-		expect_same_stats(&ctx, &ref_last, block, engine, i);
+		expect_same_stats(&ctx, &ref_last, block, "block", i);
 	}
 }
 
-/* Every CPU variant this machine can run, and the default choice. */
-Test(fips, stats_equal_reference_on_random_blocks)
+/*
+ * Run a check with every CPU variant of the engine this machine can run;
+ * a variant whose CPU features are missing is skipped, saying so.
+ */
+static void
+each_engine(void (*check)(void))
 {
 	static const char *const engines[] = { "generic", "popcnt", "avx512" };
 	unsigned ran = 0;
 
 	for (unsigned e = 0; e < 3; e++) {
 		if (fips_use(engines[e]) != 0) {
-			cr_log_info("the %s engine needs a CPU feature missing here",
-			    engines[e]);
+			cr_log_info("skipping the %s engine: this CPU lacks a "
+			    "feature it needs", engines[e]);
 			continue;
 		}
-		random_blocks_agree(engines[e]);
+		engine_now = engines[e];
+		check();
 		ran++;
 	}
 	cr_assert_geq(ran, 1);
+}
+
+/* Every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_on_random_blocks)
+{
+	each_engine(random_blocks_agree);
 }
 
 /*
  * Runs of every interesting length placed across every 64-bit word boundary
  * (and the half word at the end), starting 1, len/2 and len-1 bits before it.
  */
-Test(fips, stats_equal_reference_on_runs_across_words)
+static void
+runs_across_words(void)
 {
 	static const unsigned lens[] = { 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13,
 	    25, 26, 27, 63, 64, 65, 70, 130 };
@@ -757,8 +758,15 @@ Test(fips, stats_equal_reference_on_runs_across_words)
 	cr_assert_gt(n, 10000);
 }
 
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_on_runs_across_words)
+{
+	each_engine(runs_across_words);
+}
+
 /* Runs at the very start and end of a block, of both bits and many lengths. */
-Test(fips, stats_equal_reference_on_block_edges)
+static void
+block_edges(void)
 {
 	uint8_t block[FIPS_BLOCK_BYTES];
 	uint64_t s = 7;
@@ -779,11 +787,18 @@ Test(fips, stats_equal_reference_on_block_edges)
 		}
 }
 
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_on_block_edges)
+{
+	each_engine(block_edges);
+}
+
 /*
  * A run that ends one block and goes on into the next counts as two runs;
  * the fast engine restarts at the block boundary as the reference does.
  */
-Test(fips, stats_equal_reference_across_block_boundaries)
+static void
+across_block_boundaries(void)
 {
 	struct fips_ctx ctx;
 	uint8_t block[2][FIPS_BLOCK_BYTES], boot[4] = { 1, 1, 2, 3 };
@@ -804,11 +819,18 @@ Test(fips, stats_equal_reference_across_block_boundaries)
 		}
 }
 
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_across_block_boundaries)
+{
+	each_engine(across_block_boundaries);
+}
+
 /*
  * Blocks without any run of 11 or more (the fast engine then walks every
  * run), and blocks whose only long runs sit in the last, half-full word.
  */
-Test(fips, stats_equal_reference_without_long_runs)
+static void
+without_long_runs(void)
 {
 	uint8_t block[FIPS_BLOCK_BYTES];
 	uint64_t s = 5;
@@ -824,4 +846,82 @@ Test(fips, stats_equal_reference_without_long_runs)
 		    10), rnd(&s) & 1);
 		expect_same_lone(block, "long run in the last word", n++);
 	}
+}
+
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_without_long_runs)
+{
+	each_engine(without_long_runs);
+}
+
+/*
+ * Long runs packed close together, so most words (every lane of a vector
+ * chunk at once) have windows of 11 to look at, and then one in every word.
+ */
+static void
+dense_long_runs(void)
+{
+	uint8_t block[FIPS_BLOCK_BYTES];
+	uint64_t s = 11;
+	unsigned n = 0, g;
+
+	for (unsigned i = 0; i < 60; i++) {
+		random_block(block, &s);
+		for (g = rnd_below(&s, 30); g + 40 < BITS;
+		    g += 20 + rnd_below(&s, 50))
+			put_run(block, g, 11 + rnd_below(&s, 20), rnd(&s) & 1);
+		expect_same_lone(block, "dense long runs", n++);
+	}
+	for (unsigned off = 0; off < 64; off += 7) {
+		random_block(block, &s);
+		for (g = off; g + 12 < BITS; g += 64)
+			put_run(block, g, 11 + g / 64 % 16, g / 64 & 1);
+		expect_same_lone(block, "a long run in every word", n++);
+	}
+}
+
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_with_dense_long_runs)
+{
+	each_engine(dense_long_runs);
+}
+
+/* A repeated aligned word at every place in a block, and at two at once. */
+static void
+repeats_everywhere(void)
+{
+	uint8_t block[FIPS_BLOCK_BYTES];
+	uint64_t s = 13;
+
+	for (unsigned w = 1; w < FIPS_BLOCK_BYTES / 4; w++) {
+		random_block(block, &s);
+		memcpy(block + 4 * w, block + 4 * w - 4, 4);
+		if (w % 3 == 0)
+			memcpy(block + 4 * (w / 3 + 1), block + 4 * (w / 3), 4);
+		expect_same_lone(block, "repeated word", w);
+	}
+}
+
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_with_repeats_everywhere)
+{
+	each_engine(repeats_everywhere);
+}
+
+/* Constant blocks (every nibble counter as full as it gets) and 0x00..0xff. */
+static void
+constant_blocks(void)
+{
+	uint8_t block[FIPS_BLOCK_BYTES];
+
+	for (unsigned v = 0; v < 256; v++) {
+		memset(block, (int)v, sizeof block);
+		expect_same_lone(block, "constant block", v);
+	}
+}
+
+/* The check above, with every CPU variant this machine can run. */
+Test(fips, stats_equal_reference_on_constant_blocks)
+{
+	each_engine(constant_blocks);
 }

@@ -219,6 +219,66 @@ Test(report, rates_over_a_window)
 	json_decref(doc);
 }
 
+/* A source's read rate and window length, as a report at c shows them. */
+static void
+read_rate_at(const struct report_clock *c, double *bps, double *window)
+{
+	json_t *doc = report_source("fake", c), *r = json_object_get(doc, "rates");
+
+	*bps = json_real_value(json_object_get(r, "read_bytes_per_second"));
+	*window = json_number_value(json_object_get(r, "window_seconds"));
+	json_decref(doc);
+}
+
+/*
+ * Without a timer, the windows that ended are sampled when a report is made
+ * or a counter is about to change, with the values a timer would have seen.
+ */
+Test(report, rates_caught_up_without_a_timer)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	struct report_clock c = clock100;
+	double bps, window;
+
+	report_sample(&c);			/* the first sample, at 100 s */
+	c.now_ns = clock100.now_ns + 4000000000u;
+	report_catch_up(&c);			/* before a change at 104 s */
+	inst->pipe.count.bytes_read = 3000;
+	/* At 115 s: the window 100..110 s, which saw the 3000 bytes. */
+	c.now_ns = clock100.now_ns + 15000000000u;
+	read_rate_at(&c, &bps, &window);
+	cr_assert_float_eq(bps, 300.0, 1e-9);
+	cr_assert_float_eq(window, 10.0, 1e-9);
+	/* At 139 s, nothing having changed: the window 120..130 s saw none. */
+	c.now_ns = clock100.now_ns + 39000000000u;
+	read_rate_at(&c, &bps, &window);
+	cr_assert_float_eq(bps, 0.0, 1e-9);
+	/* A change at 141 s shows once the window 140..150 s has ended. */
+	c.now_ns = clock100.now_ns + 41000000000u;
+	report_catch_up(&c);
+	inst->pipe.count.bytes_read = 3500;
+	read_rate_at(&c, &bps, &window);
+	cr_assert_float_eq(bps, 0.0, 1e-9);
+	c.now_ns = clock100.now_ns + 50000000000u;
+	read_rate_at(&c, &bps, &window);
+	cr_assert_float_eq(bps, 50.0, 1e-9);
+}
+
+/* Until a window has ended, the rate is since the first sample. */
+Test(report, rates_before_the_first_window_ends)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	struct report_clock c = clock100;
+	double bps, window;
+
+	report_sample(&c);
+	inst->pipe.count.bytes_read = 800;
+	c.now_ns += 4000000000u;
+	read_rate_at(&c, &bps, &window);
+	cr_assert_float_eq(bps, 200.0, 1e-9);
+	cr_assert_float_eq(window, 4.0, 1e-9);
+}
+
 /* The metrics text as a C string (freed by the caller). */
 static char *
 metrics(void)

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Optional libraries are mapped only when what needs them runs: libasound
+# when the audio source is probed, libseccomp when -D applies the sandbox.
+. "$(dirname "$0")/lib.sh"
+entropyd=$top_builddir/entropyd
+plan 3
+
+have() { grep -q "^#define $1 1" "$top_builddir/config.h"; }
+
+# 1-2: the file source alone: neither library is mapped.
+head -c 300000 /dev/urandom >"$tmp/data"
+"$entropyd" -f -d -x all -n file -O "file:path:$tmp/data" -O file:entropy:8 \
+    --control-socket "$tmp/ctl.sock" -o "$tmp/out" 2>"$tmp/log" &
+pid=$!
+track $pid
+wait_for 200 grep -q "source drained" "$tmp/log"
+grep -E 'libasound|libseccomp' /proc/$pid/maps >"$tmp/maps"
+if have HAVE_ALSA; then
+	check "libasound is not mapped while the audio source is off" \
+	    test ! -s "$tmp/maps" -a -s "$tmp/out"
+else
+	skip "built without ALSA"
+fi
+if have HAVE_SECCOMP; then
+	check "libseccomp is not mapped without -D" sh -c \
+	    "! grep -q libseccomp '$tmp/maps' && grep -q 'source drained' '$tmp/log'"
+else
+	skip "built without libseccomp"
+fi
+kill "$pid"
+
+# 3: the audio source probed (a device that is not there): libasound is
+# loaded then, and the probe says why the device is unusable.
+if have HAVE_ALSA; then
+	"$entropyd" -f -d -x all -n audio -n file -O audio:device:hw:99 \
+	    -O "file:path:$tmp/data" -O file:entropy:8 \
+	    --control-socket "$tmp/ctl2.sock" -o "$tmp/out2" 2>"$tmp/log2" &
+	pid=$!
+	track $pid
+	wait_for 200 grep -q "source drained" "$tmp/log2"
+	check "probing the audio source loads libasound and reports the device" sh -c \
+	    "grep -q libasound /proc/$pid/maps && grep -q 'audio: not used: .*hw:99' '$tmp/log2'"
+	show_if_failed "$tmp/log2"
+	kill "$pid"
+else
+	skip "built without ALSA"
+fi
+finish
