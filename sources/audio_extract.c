@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "audio_extract.h"
+#include "numeric.h"
 
 /* Frames a chunk needs before the tone check fits a predictor to it. */
 #define AUDIO_FIT_MIN_FRAMES 16
@@ -217,11 +218,11 @@ audio_check_channel(const struct audio_channel *ch, unsigned rate, double secs, 
 		return AUDIO_CLIPPING;
 	}
 	if (ch->residual_n > 0) {
-		rms = sqrt(ch->residual_sq / (double)ch->residual_n);
+		rms = numeric_sqrt(ch->residual_sq / (double)ch->residual_n);
 		if (rms < AUDIO_TONE_RESIDUAL_LSB) {
 			a1 = ch->a1_sum / (double)ch->fits / 2;
 			a1 = a1 > 1 ? 1 : a1 < -1 ? -1 : a1;
-			hz = acos(a1) * rate / (2 * M_PI);
+			hz = numeric_acos(a1) * rate / (2 * M_PI);
 			snprintf(why, whylen, "about %.0f Hz, predictable to %.2f LSB RMS, "
 			    "for %.1f s", hz, rms, secs);
 			return AUDIO_TONE;

@@ -1,39 +1,67 @@
 /* SPDX-License-Identifier: MIT */
-#include <math.h>
+#include <math.h> /* ldexp, which libc has */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "numeric.h"
 #include "sp80090b.h"
 
 #define SP80090B_ALPHA_LOG2 20	/* alpha = 2^-20 */
+/* Terms past 2^BIG_LOG2 are rescaled by 2^-BIG_LOG2. */
+#define SP80090B_BIG_LOG2 512
+#define SP80090B_BIG 0x1p512
 
 /* RCT cutoff C = 1 + ceil(20 / H); the slack keeps 20/0.1 from rounding up. */
 unsigned
 sp80090b_rct_cutoff(double h)
 {
-	return 1 + (unsigned)ceil(SP80090B_ALPHA_LOG2 / h - 1e-9);
+	double q = SP80090B_ALPHA_LOG2 / h - 1e-9;
+	unsigned c = (unsigned)q;
+
+	return 1 + (c < q ? c + 1 : c);
 }
 
 /*
  * APT cutoff C = 1 + CRITBINOM(W, 2^-H, 1 - alpha): the smallest k whose
- * upper tail P(X > k) is at most alpha.  The tail is summed from the top in
- * log space, so it stays exact where 1 - CDF would cancel.
+ * upper tail P(X > k) is at most alpha. The binomial terms are built from
+ * the top, u(W) = 1 and u(k-1) = u(k) * k / (W - k + 1) * q / p, in
+ * doubles rescaled by powers of two (they span far more than a double's
+ * range); the first pass sums them all, the second walks the tail down.
  */
 unsigned
 sp80090b_apt_cutoff(double h, unsigned window)
 {
-	double alpha = ldexp(1.0, -SP80090B_ALPHA_LOG2), p = exp2(-h);
-	double lp = log(p), lq = log1p(-p), ln = lgamma(window + 1.0);
-	double tail = 0.0, pmf;
+	double p = numeric_exp2(-h), ratio = (1.0 - p) / p, u, total = 0.0, tail = 0.0;
+	int total_scale = 0, scale;
 	unsigned k;
 
+	u = 1.0;
+	for (k = window; ; k--) {
+		total += u;
+		if (k == 0)
+			break;
+		u *= (double)k / (double)(window - k + 1) * ratio;
+		if (u > SP80090B_BIG) {
+			u *= 1.0 / SP80090B_BIG;
+			total *= 1.0 / SP80090B_BIG;
+			total_scale += SP80090B_BIG_LOG2;
+		}
+	}
+	u = 1.0;
+	scale = 0;
 	for (k = window; k > 0; k--) {
-		pmf = exp(ln - lgamma(k + 1.0) - lgamma(window - k + 1.0) +
-		    k * lp + (window - k) * lq);
-		if (tail + pmf > alpha)
+		/* Does the tail through k pass alpha of the total (at the tail's scale)? */
+		if (total_scale - scale < 2 * SP80090B_BIG_LOG2 &&
+		    tail + u > ldexp(total, total_scale - scale - SP80090B_ALPHA_LOG2))
 			return 1 + k;
-		tail += pmf;
+		tail += u;
+		u *= (double)k / (double)(window - k + 1) * ratio;
+		if (u > SP80090B_BIG) {
+			u *= 1.0 / SP80090B_BIG;
+			tail *= 1.0 / SP80090B_BIG;
+			scale += SP80090B_BIG_LOG2;
+		}
 	}
 	return 1;
 }

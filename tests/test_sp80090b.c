@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <stdint.h>
 
 #include <criterion/criterion.h>
@@ -30,6 +31,38 @@ Test(sp80090b, cutoff_table)
 			cr_expect_eq(sp80090b_apt_cutoff(table[i].h, 1024),
 			    table[i].apt1024, "APT W=1024, H=%g", table[i].h);
 	}
+}
+
+/* CRITBINOM the textbook way, with libm's lgamma, for comparison. */
+static unsigned
+reference_apt_cutoff(double h, unsigned window)
+{
+	double p = exp2(-h), lp = log(p), lq = log1p(-p), ln = lgamma(window + 1.0);
+	double tail = 0.0, pmf;
+	unsigned k;
+
+	for (k = window; k > 0; k--) {
+		pmf = exp(ln - lgamma(k + 1.0) - lgamma(window - k + 1.0) + k * lp +
+		    (window - k) * lq);
+		if (tail + pmf > 0x1p-20)
+			return 1 + k;
+		tail += pmf;
+	}
+	return 1;
+}
+
+Test(sp80090b, cutoffs_agree_with_the_lgamma_reference)
+{
+	unsigned windows[] = { 512, 1024 }, w;
+	double h;
+
+	for (w = 0; w < 2; w++)
+		for (h = 0.01; h <= 8.0; h += 0.01) {
+			cr_expect_eq(sp80090b_apt_cutoff(h, windows[w]),
+			    reference_apt_cutoff(h, windows[w]), "APT W=%u, H=%.2f", windows[w], h);
+			cr_expect_eq(sp80090b_rct_cutoff(h), 1 + (unsigned)ceil(20 / h - 1e-9),
+			    "RCT, H=%.2f", h);
+		}
 }
 
 Test(sp80090b, windows)
