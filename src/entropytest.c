@@ -19,6 +19,7 @@
 
 #include "fips.h"
 #include "log.h"
+#include "registry.h"
 #include "sp80090b.h"
 
 #define PREFIX "entropytest: "
@@ -80,16 +81,6 @@ entropytest_usage(FILE *f, int code)
 	    "  -h, --help             show this help\n"
 	    "  -V, --version          show the version\n");
 	exit(code);
-}
-
-/* A monotonic clock in nanoseconds. */
-static uint64_t
-entropytest_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Parse a count for a flag, or exit with EX_USAGE naming the flag. */
@@ -178,7 +169,7 @@ entropytest_report(void)
 	if (opt.pipe)
 		entropytest_speed_print("output channel speed", &stats.output);
 	fprintf(stderr, PREFIX "Program run time: %llu microseconds\n",
-	    (unsigned long long)(entropytest_now_ns() - stats.start_ns) / 1000);
+	    (unsigned long long)(registry_now_ns() - stats.start_ns) / 1000);
 }
 
 /* Count bytes as taken from the input, and feed them to SP 800-90B. */
@@ -197,7 +188,7 @@ entropytest_consume(const uint8_t *p, size_t len)
 static ssize_t
 entropytest_read(uint8_t *buf, size_t len)
 {
-	uint64_t t0 = entropytest_now_ns();
+	uint64_t t0 = registry_now_ns();
 	ssize_t r;
 
 	for (;;) {
@@ -212,7 +203,7 @@ entropytest_read(uint8_t *buf, size_t len)
 	}
 	if (r > 0)
 		entropytest_speed_add(&stats.input, (uint64_t)r,
-		    entropytest_now_ns() - t0);
+		    registry_now_ns() - t0);
 	return r;
 }
 
@@ -236,7 +227,7 @@ entropytest_fill(uint8_t *buf, size_t len, size_t *got)
 static void
 entropytest_write(const uint8_t *buf, size_t len)
 {
-	uint64_t t0 = entropytest_now_ns();
+	uint64_t t0 = registry_now_ns();
 	size_t off = 0;
 	ssize_t r;
 
@@ -250,7 +241,7 @@ entropytest_write(const uint8_t *buf, size_t len)
 		off += (size_t)r;
 	}
 	stats.bytes_sent += len;
-	entropytest_speed_add(&stats.output, len, entropytest_now_ns() - t0);
+	entropytest_speed_add(&stats.output, len, registry_now_ns() - t0);
 }
 
 /* SIGINT and SIGTERM end the run; the report is still printed. */
@@ -343,7 +334,7 @@ static struct {
 static bool
 entropytest_blocks(struct fips_ctx *ctx, const uint8_t *in, size_t nblocks)
 {
-	uint64_t t0 = entropytest_now_ns();
+	uint64_t t0 = registry_now_ns();
 	size_t b, tested = 0;
 	unsigned mask;
 	bool more = true;
@@ -371,21 +362,21 @@ entropytest_blocks(struct fips_ctx *ctx, const uint8_t *in, size_t nblocks)
 		if (opt.blockcount && ++loop.blocks >= opt.blockcount)
 			more = false;
 		else if ((opt.blockstats && ++loop.since_stats >= opt.blockstats) ||
-		    (opt.timedstats_s && entropytest_now_ns() -
+		    (opt.timedstats_s && registry_now_ns() -
 		    loop.last_stats > opt.timedstats_s * 1000000000u)) {
 			entropytest_speed_add(&stats.fips,
-			    tested * FIPS_BLOCK_BYTES, entropytest_now_ns() - t0);
+			    tested * FIPS_BLOCK_BYTES, registry_now_ns() - t0);
 			entropytest_write(loop.out, loop.pending);
 			loop.pending = 0;
 			entropytest_report();
-			loop.last_stats = t0 = entropytest_now_ns();
+			loop.last_stats = t0 = registry_now_ns();
 			loop.since_stats = 0;
 			tested = 0;
 		}
 	}
 	if (tested > 0)
 		entropytest_speed_add(&stats.fips, tested * FIPS_BLOCK_BYTES,
-		    entropytest_now_ns() - t0);
+		    registry_now_ns() - t0);
 	entropytest_write(loop.out, loop.pending);
 	loop.pending = 0;
 	return more;
@@ -421,7 +412,7 @@ entropytest_mapped(struct fips_ctx *ctx)
 	for (off = (size_t)pos; more && !entropytest_stop &&
 	    len - off >= FIPS_BLOCK_BYTES; ) {
 		size_t n = len - off < batch ? len - off : batch;
-		uint64_t t0 = entropytest_now_ns();
+		uint64_t t0 = registry_now_ns();
 
 		n -= n % FIPS_BLOCK_BYTES;
 #ifdef MADV_POPULATE_READ
@@ -429,7 +420,7 @@ entropytest_mapped(struct fips_ctx *ctx)
 		    n + (off & 4095), MADV_POPULATE_READ);
 #endif
 		entropytest_speed_add(&stats.input, n,
-		    entropytest_now_ns() - t0);
+		    registry_now_ns() - t0);
 		more = entropytest_blocks(ctx, map + off, n / FIPS_BLOCK_BYTES);
 		off += n;
 	}
@@ -451,7 +442,7 @@ entropytest_loop(struct fips_ctx *ctx)
 	size_t have = 0, used;
 	ssize_t r;
 
-	loop.last_stats = entropytest_now_ns();
+	loop.last_stats = registry_now_ns();
 	if (!entropytest_mapped(ctx))
 		return;
 	for (;;) {
@@ -483,7 +474,7 @@ main(int argc, char **argv)
 
 	log_init("entropytest", LOG_TO_STDERR, 0);
 	entropytest_options(argc, argv);
-	stats.start_ns = entropytest_now_ns();
+	stats.start_ns = registry_now_ns();
 	if (opt.sample_bits)
 		sp80090b_init(&entropytest_health, opt.min_entropy,
 		    opt.sample_bits);
