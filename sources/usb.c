@@ -335,7 +335,11 @@ usb_hotplug_start(struct entropyd_module *module, bool raw)
 	usb_thread_running = true;
 }
 
-/* A key's serial number cut to [A-Za-z0-9._-], or "" when it has none. */
+/*
+ * A key's serial number cut to [A-Za-z0-9._-], or "" when it has none. It
+ * takes two control transfers on the loop's thread, bounded by libusb's
+ * timeout of one second; a key answers them in a millisecond or two.
+ */
 static void
 usb_serial(libusb_device *dev, uint8_t index, char *serial, size_t len)
 {

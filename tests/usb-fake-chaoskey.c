@@ -19,6 +19,11 @@
  * Run it with libumockdev-preload.so.0 preloaded too: umockdev builds each
  * uevent with libudev in this process, and without the preload libudev
  * looks for the device in the real /sys, finds nothing, and sends nothing.
+ *
+ * One difference from a kernel: umockdev's stand-in for a usbfs fd is a
+ * socket, always writable, and libusb polls that fd for POLLOUT (a reaped
+ * URB waiting). So while a fake key is open, the daemon's libusb event
+ * thread wakes at once on every poll; on a real usbfs fd it sleeps.
  */
 #include <sys/random.h>
 
