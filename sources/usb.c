@@ -10,12 +10,25 @@
  * the SP 800-90B tests. RAW_SAMPLES and the credit unit belong to a whole
  * module, so raw mode is a module of its own rather than a per-key option;
  * while chaoskey_raw is selected, usb leaves ChaosKeys to it.
+ *
+ * Hotplug: libusb's hotplug callbacks run on a thread of this module, which
+ * waits in libusb's event handling (no timeout to speak of: it wakes for
+ * USB events, never on a timer). The callbacks only queue the event and ask
+ * the daemon, through host->defer, to handle the queue on its loop: a key
+ * plugged in becomes an instance (or its absent one opens again), a key
+ * unplugged goes absent at once through host->instance_gone.
+ *
+ * A ChaosKey is named by its serial number (the string descriptor, cut to
+ * [A-Za-z0-9._-]) when it has one, else by bus and port path; both stay the
+ * same when the key is unplugged and plugged in again.
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +51,14 @@
 #define USB_TRANSFER_TIMEOUT_MS 100 /* below the daemon's reader stop timeout */
 #define USB_TTY_BAUD 115200         /* CDC-ACM ignores it; the knock does not */
 #define USB_MAX_PORTS 8
+#define USB_SERIAL_BYTES 64
 
 /* A key found by a probe; the instance's cookie. Kept until exit, so a
  * re-probe that finds the key again hands back the same one. */
 struct usb_key {
 	struct usb_key *next;
+	struct entropyd_module *module;
+	struct entropyd_instance *instance; /* the last add_instance gave */
 	char id[128];
 	const struct usb_tty_model *model;
 	char tty[PATH_MAX];       /* CDC-ACM: the tty */
@@ -69,7 +85,27 @@ static const struct entropyd_host *usb_host;
 static struct usb_key *usb_keys;
 static bool usb_raw_selected;  /* chaoskey_raw is enabled: usb skips ChaosKeys */
 #ifdef HAVE_LIBUSB
+/* A hotplug event, queued by the event thread for the loop. */
+struct usb_event {
+	struct usb_event *next;
+	struct entropyd_module *module;
+	libusb_device *dev;       /* referenced */
+	bool arrived;
+};
+
+/* A module's hotplug callback. */
+struct usb_hotplug {
+	struct entropyd_module *module;
+	libusb_hotplug_callback_handle handle;
+};
+
 static libusb_context *usb_ctx;
+static struct usb_hotplug usb_hotplugs[2]; /* usb, chaoskey_raw */
+static pthread_t usb_thread;
+static bool usb_thread_running;
+static int usb_thread_stop;
+static pthread_mutex_t usb_events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct usb_event *usb_events, **usb_events_tail = &usb_events;
 #endif
 
 static const struct entropyd_option usb_options[] = {
@@ -90,17 +126,18 @@ usb_option(struct entropyd_module *module, const char *key)
 	return v != NULL ? v : "";
 }
 
-/* Find or make the record for a key. */
+/* Find or make a module's record for a key. */
 static struct usb_key *
-usb_key_get(const char *id)
+usb_key_get(struct entropyd_module *module, const char *id)
 {
 	struct usb_key *k;
 
 	for (k = usb_keys; k != NULL; k = k->next)
-		if (strcmp(k->id, id) == 0)
+		if (k->module == module && strcmp(k->id, id) == 0)
 			return k;
 	if ((k = calloc(1, sizeof *k)) == NULL)
 		return NULL;
+	k->module = module;
 	snprintf(k->id, sizeof k->id, "%s", id);
 	k->next = usb_keys;
 	usb_keys = k;
@@ -111,7 +148,7 @@ usb_key_get(const char *id)
 static int
 usb_add(struct entropyd_module *module, struct usb_key *k, const char *device)
 {
-	if (usb_host->add_instance(module, k->id, device, k) == NULL) {
+	if ((k->instance = usb_host->add_instance(module, k->id, device, k)) == NULL) {
 		usb_host->module_log(module, ENTROPYD_LOG_ERR, "%s: cannot add an instance", device);
 		return 0;
 	}
@@ -159,7 +196,7 @@ usb_found_tty(const struct usb_tty_found *f, void *arg)
 
 	snprintf(id, sizeof id, "%s-%s", f->model->name, f->port);
 	snprintf(device, sizeof device, "/dev/%s", f->tty);
-	if ((k = usb_key_get(id)) == NULL)
+	if ((k = usb_key_get(module, id)) == NULL)
 		return;
 	k->model = f->model;
 	snprintf(k->tty, sizeof k->tty, "%s", device);
@@ -183,7 +220,7 @@ usb_probe_tty(struct entropyd_module *module, const char *tty)
 		return 0;
 	}
 	snprintf(id, sizeof id, "%s-%s", m->name, base != NULL ? base + 1 : tty);
-	if ((k = usb_key_get(id)) == NULL)
+	if ((k = usb_key_get(module, id)) == NULL)
 		return 0;
 	k->model = m;
 	snprintf(k->tty, sizeof k->tty, "%s", tty);
@@ -204,54 +241,182 @@ usb_libusb(struct entropyd_module *module)
 	return usb_ctx;
 }
 
-/* Add an instance per ChaosKey on the bus. */
+static bool usb_key_is(const struct usb_key *, libusb_device *);
+static int usb_add_chaoskey(struct entropyd_module *, libusb_device *, bool);
+
+/* The event thread: libusb's event handling, until shutdown interrupts it. */
+static void *
+usb_thread_main(void *unused)
+{
+	/* A day: libusb wants a bound, and a wake-up a day is no cost. */
+	struct timeval day = { 86400, 0 };
+
+	while (!__atomic_load_n(&usb_thread_stop, __ATOMIC_ACQUIRE))
+		libusb_handle_events_timeout_completed(usb_ctx, &day, &usb_thread_stop);
+	return NULL;
+}
+
+/* On the loop: handle the queued hotplug events. */
+static void
+usb_hotplug_run(struct entropyd_module *unused, void *arg)
+{
+	struct usb_event *e;
+	struct usb_key *k;
+
+	for (;;) {
+		pthread_mutex_lock(&usb_events_lock);
+		if ((e = usb_events) != NULL && (usb_events = e->next) == NULL)
+			usb_events_tail = &usb_events;
+		pthread_mutex_unlock(&usb_events_lock);
+		if (e == NULL)
+			return;
+		if (e->arrived)
+			usb_add_chaoskey(e->module, e->dev, e->module == usb_hotplugs[1].module);
+		else
+			for (k = usb_keys; k != NULL; k = k->next)
+				if (k->module == e->module && k->instance != NULL &&
+				    k->model->protocol == USB_TTY_NONE && usb_key_is(k, e->dev))
+					usb_host->instance_gone(k->instance, "unplugged");
+		libusb_unref_device(e->dev);
+		free(e);
+	}
+}
+
+/* On the event thread: queue the event, and have the loop handle it. */
+static int LIBUSB_CALL
+usb_hotplug_event(libusb_context *ctx, libusb_device *dev, libusb_hotplug_event event,
+    void *module)
+{
+	struct usb_event *e;
+
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		return 0;
+	e->module = module;
+	e->dev = libusb_ref_device(dev);
+	e->arrived = event == LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED;
+	pthread_mutex_lock(&usb_events_lock);
+	*usb_events_tail = e;
+	usb_events_tail = &e->next;
+	pthread_mutex_unlock(&usb_events_lock);
+	usb_host->defer(module, usb_hotplug_run, NULL);
+	return 0;
+}
+
+/* Watch for ChaosKeys plugged in or out for a module, once; start the thread. */
+static void
+usb_hotplug_start(struct entropyd_module *module, bool raw)
+{
+	const struct usb_tty_model *model = usb_tty_model_by_name("chaoskey");
+	struct usb_hotplug *h = &usb_hotplugs[raw];
+	int rc;
+
+	if (h->module != NULL || !ENTROPYD_HOST_HAS(usb_host, instance_gone) ||
+	    !libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG))
+		return;
+	rc = libusb_hotplug_register_callback(usb_ctx, LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED |
+	    LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT, 0, model->vid, model->pid,
+	    LIBUSB_HOTPLUG_MATCH_ANY, usb_hotplug_event, module, &h->handle);
+	if (rc != LIBUSB_SUCCESS) {
+		usb_host->module_log(module, ENTROPYD_LOG_WARNING, "libusb hotplug: %s; a key "
+		    "plugged in later is found on SIGHUP", libusb_error_name(rc));
+		return;
+	}
+	h->module = module;
+	if (usb_thread_running)
+		return;
+	usb_thread_stop = 0;
+	if ((rc = pthread_create(&usb_thread, NULL, usb_thread_main, NULL)) != 0) {
+		usb_host->module_log(module, ENTROPYD_LOG_WARNING, "libusb event thread: %s",
+		    strerror(rc));
+		libusb_hotplug_deregister_callback(usb_ctx, h->handle);
+		h->module = NULL;
+		return;
+	}
+	usb_thread_running = true;
+}
+
+/*
+ * A key's serial number cut to [A-Za-z0-9._-], or "" when it has none. It
+ * takes two control transfers on the loop's thread, bounded by libusb's
+ * timeout of one second; a key answers them in a millisecond or two.
+ */
+static void
+usb_serial(libusb_device *dev, uint8_t index, char *serial, size_t len)
+{
+	libusb_device_handle *h;
+	unsigned char buf[USB_SERIAL_BYTES];
+	int n, i;
+
+	serial[0] = '\0';
+	if (index == 0 || len == 0 || libusb_open(dev, &h) != 0)
+		return;
+	n = libusb_get_string_descriptor_ascii(h, index, buf, sizeof buf);
+	libusb_close(h);
+	for (i = 0; i < n && (size_t)i + 1 < len; i++)
+		serial[i] = isalnum(buf[i]) || (buf[i] != '\0' && strchr("._-", buf[i]) != NULL) ?
+		    (char)buf[i] : '_';
+	serial[i > 0 ? i : 0] = '\0';
+}
+
+/* Add (or find again) the instance of one ChaosKey on the bus. */
 static int
-usb_probe_chaoskeys(struct entropyd_module *module, bool raw)
+usb_add_chaoskey(struct entropyd_module *module, libusb_device *dev, bool raw)
 {
 	const struct usb_tty_model *model = usb_tty_model_by_name("chaoskey");
 	struct libusb_device_descriptor desc;
-	libusb_device **list;
+	uint8_t ports[USB_MAX_PORTS];
 	struct usb_key *k;
-	char id[128], device[64];
-	ssize_t n, i;
-	int added = 0, j, len;
+	char id[128], device[64], serial[USB_SERIAL_BYTES];
+	int j, len, nports;
 
-	if (usb_libusb(module) == NULL)
+	if (libusb_get_device_descriptor(dev, &desc) != 0 || desc.idVendor != model->vid ||
+	    desc.idProduct != model->pid)
 		return 0;
-	if ((n = libusb_get_device_list(usb_ctx, &list)) < 0) {
-		usb_host->unusable(module, "libusb: %s", libusb_error_name((int)n));
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		uint8_t ports[USB_MAX_PORTS];
-		int nports;
-
-		if (libusb_get_device_descriptor(list[i], &desc) != 0 ||
-		    desc.idVendor != model->vid || desc.idProduct != model->pid)
-			continue;
-		nports = libusb_get_port_numbers(list[i], ports, USB_MAX_PORTS);
-		if (nports < 0)
-			nports = 0;
+	if ((nports = libusb_get_port_numbers(dev, ports, USB_MAX_PORTS)) < 0)
+		nports = 0;
+	usb_serial(dev, desc.iSerialNumber, serial, sizeof serial);
+	if (serial[0] != '\0')
+		len = snprintf(id, sizeof id, "%s%s", raw ? "" : "chaoskey-", serial);
+	else {
 		/* Named by bus and port path, as the kernel names USB devices. */
 		len = snprintf(id, sizeof id, "%s%u", raw ? "" : "chaoskey-",
-		    libusb_get_bus_number(list[i]));
+		    libusb_get_bus_number(dev));
 		for (j = 0; j < nports; j++)
 			len += snprintf(id + len, sizeof id - (size_t)len, "%c%u", j ? '.' : '-',
 			    ports[j]);
 		if (nports == 0)
 			snprintf(id + len, sizeof id - (size_t)len, "-addr%u",
-			    libusb_get_device_address(list[i]));
-		if ((k = usb_key_get(id)) == NULL)
-			continue;
-		k->model = model;
-		k->raw = raw;
-		k->bus = libusb_get_bus_number(list[i]);
-		k->address = libusb_get_device_address(list[i]);
-		k->nports = nports;
-		memcpy(k->ports, ports, sizeof k->ports);
-		snprintf(device, sizeof device, "/dev/bus/usb/%03u/%03u", k->bus, k->address);
-		added += usb_add(module, k, device);
+			    libusb_get_device_address(dev));
 	}
+	if ((k = usb_key_get(module, id)) == NULL)
+		return 0;
+	k->model = model;
+	k->raw = raw;
+	k->bus = libusb_get_bus_number(dev);
+	k->address = libusb_get_device_address(dev);
+	k->nports = nports;
+	memcpy(k->ports, ports, sizeof k->ports);
+	snprintf(device, sizeof device, "/dev/bus/usb/%03u/%03u", k->bus, k->address);
+	return usb_add(module, k, device);
+}
+
+/* Add an instance per ChaosKey on the bus. */
+static int
+usb_probe_chaoskeys(struct entropyd_module *module, bool raw)
+{
+	libusb_device **list;
+	ssize_t n, i;
+	int added = 0;
+
+	if (usb_libusb(module) == NULL)
+		return 0;
+	usb_hotplug_start(module, raw);
+	if ((n = libusb_get_device_list(usb_ctx, &list)) < 0) {
+		usb_host->unusable(module, "libusb: %s", libusb_error_name((int)n));
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		added += usb_add_chaoskey(module, list[i], raw);
 	libusb_free_device_list(list, 1);
 	return added;
 }
@@ -562,6 +727,59 @@ usb_close(void *state)
 }
 
 /*
+ * The module is unloaded (its instances are gone): forget its keys; once no
+ * module watches for hotplug, stop the event thread and libusb.
+ */
+static void
+usb_shutdown(struct entropyd_module *module)
+{
+	struct usb_key **kp, *k;
+#ifdef HAVE_LIBUSB
+	struct usb_event **ep, *e;
+	size_t i;
+
+	for (i = 0; i < sizeof usb_hotplugs / sizeof usb_hotplugs[0]; i++)
+		if (usb_hotplugs[i].module == module) {
+			libusb_hotplug_deregister_callback(usb_ctx, usb_hotplugs[i].handle);
+			usb_hotplugs[i].module = NULL;
+		}
+	if (usb_hotplugs[0].module == NULL && usb_hotplugs[1].module == NULL &&
+	    usb_thread_running) {
+		__atomic_store_n(&usb_thread_stop, 1, __ATOMIC_RELEASE);
+		libusb_interrupt_event_handler(usb_ctx);
+		pthread_join(usb_thread, NULL);
+		usb_thread_running = false;
+	}
+	/* The module's events still queued: the daemon dropped its calls. */
+	pthread_mutex_lock(&usb_events_lock);
+	for (ep = &usb_events; (e = *ep) != NULL;) {
+		if (e->module == module) {
+			*ep = e->next;
+			libusb_unref_device(e->dev);
+			free(e);
+		} else
+			ep = &e->next;
+	}
+	for (usb_events_tail = &usb_events; *usb_events_tail != NULL;)
+		usb_events_tail = &(*usb_events_tail)->next;
+	pthread_mutex_unlock(&usb_events_lock);
+#endif
+	for (kp = &usb_keys; (k = *kp) != NULL;) {
+		if (k->module == module) {
+			*kp = k->next;
+			free(k);
+		} else
+			kp = &k->next;
+	}
+#ifdef HAVE_LIBUSB
+	if (usb_keys == NULL && !usb_thread_running && usb_ctx != NULL) {
+		libusb_exit(usb_ctx);
+		usb_ctx = NULL;
+	}
+#endif
+}
+
+/*
  * entropy_bits 7 per byte: every stream this module reads is the key's own
  * whitened output (ChaosKey endpoint 0x85, TrueRNG, TrueRNGpro's whitened
  * modes, OneRNG modes 0, 2, 6). Whitening hides defects but adds no entropy,
@@ -584,6 +802,7 @@ const struct entropyd_source usb_source = {
 	.pollfd = usb_pollfd,
 	.close = usb_close,
 	.configure = usb_configure,
+	.shutdown = usb_shutdown,
 };
 
 /*
@@ -607,4 +826,5 @@ const struct entropyd_source chaoskey_raw_source = {
 	.pollfd = usb_pollfd,
 	.close = usb_close,
 	.configure = usb_raw_configure,
+	.shutdown = usb_shutdown,
 };

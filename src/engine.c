@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "control.h"
+#include "defer.h"
 #include "engine.h"
 #include "hostmix.h"
 #include "log.h"
@@ -347,6 +348,21 @@ engine_removed(struct entropyd_instance *inst)
 	engine_notify_status();
 }
 
+/* A module says its device went away (unplugged): absent now, retried with backoff. */
+static void
+engine_gone(struct entropyd_instance *inst, const char *reason)
+{
+	if (inst->removed)
+		return;
+	registry_set_error(inst, "%s; absent", reason);
+	if (inst->state == INSTANCE_ABSENT) {
+		engine_notify_status();
+		return;
+	}
+	inst->backoff_ms = 0;
+	engine_take_down(inst, INSTANCE_ABSENT);
+}
+
 /* Let the sink take what it wants; a failed sink ends the daemon. */
 static void
 engine_feed(void)
@@ -590,7 +606,9 @@ int
 engine_run(const struct config *cfg, struct sink *sink)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
-	static const struct registry_hooks hooks = { engine_added, engine_removed };
+	static const struct registry_hooks hooks = {
+		.added = engine_added, .removed = engine_removed, .gone = engine_gone,
+	};
 	struct entropyd_instance *inst;
 	size_t i;
 	int rc;
@@ -601,7 +619,10 @@ engine_run(const struct config *cfg, struct sink *sink)
 	engine.exit_code = EX_OK;
 	if ((engine.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
+	if (defer_attach(engine.base) == -1)
+		fatal("defer");
 	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
+		defer_detach();
 		event_base_free(engine.base);
 		return rc;
 	}
@@ -662,6 +683,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	if (sink->ev_write != NULL)
 		event_free(sink->ev_write);
 	sink->ev_write = NULL;
+	defer_detach();
 	event_base_free(engine.base);
 	return engine.exit_code;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "builtin.h"
+#include "defer.h"
 #include "log.h"
 #include "plugin.h"
 #include "registry.h"
@@ -34,6 +35,7 @@ static void *host_instance_cookie(struct entropyd_instance *);
 static struct entropyd_module *host_instance_module(struct entropyd_instance *);
 static void host_set_cookie_release(struct entropyd_module *, void (*)(void *));
 static double host_limit_entropy(struct entropyd_instance *, double);
+static void host_instance_gone(struct entropyd_instance *, const char *);
 
 const struct entropyd_host registry_host = {
 	.size = sizeof(struct entropyd_host),
@@ -50,6 +52,8 @@ const struct entropyd_host registry_host = {
 	.now_ns = registry_now_ns,
 	.set_cookie_release = host_set_cookie_release,
 	.limit_entropy = host_limit_entropy,
+	.defer = defer_add,
+	.instance_gone = host_instance_gone,
 };
 
 static const char *const registry_state_names[] = {
@@ -229,6 +233,14 @@ host_remove_instance(struct entropyd_instance *inst)
 		registry_hooks.removed(inst);
 	else
 		registry_free_instance(inst);
+}
+
+/* Unplugged for now: the engine closes it and reports it absent. */
+static void
+host_instance_gone(struct entropyd_instance *inst, const char *reason)
+{
+	if (registry_hooks.gone != NULL)
+		registry_hooks.gone(inst, reason != NULL ? reason : "gone");
 }
 
 static void *
@@ -535,6 +547,11 @@ registry_remove_module(struct entropyd_module *m)
 
 	while (!TAILQ_EMPTY(&m->instances))
 		registry_free_instance(TAILQ_FIRST(&m->instances));
+	defer_drop(m);
+	if (m->src->size >= offsetof(struct entropyd_source, shutdown) + sizeof m->src->shutdown &&
+	    m->src->shutdown != NULL)
+		m->src->shutdown(m);
+	defer_drop(m);
 	TAILQ_REMOVE(&registry_modules, m, entry);
 	for (i = 0; i < m->n_options; i++)
 		free(m->options[i].value);

@@ -77,6 +77,7 @@ extern const struct entropyd_host registry_host;
 struct registry_hooks {
 	void (*added)(struct entropyd_instance *);
 	void (*removed)(struct entropyd_instance *);
+	void (*gone)(struct entropyd_instance *, const char *reason); /* host->instance_gone */
 };
 void registry_set_hooks(const struct registry_hooks *);
 

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define ENTROPYD_SOURCE_ABI_MAJOR 1
-#define ENTROPYD_SOURCE_ABI_MINOR 0
+#define ENTROPYD_SOURCE_ABI_MINOR 1
 
 /* The name of the one symbol a drop-in exports. */
 #define ENTROPYD_SOURCE_ENTRY "entropyd_source_entry"
@@ -100,6 +100,23 @@ struct entropyd_host {
 	 * discarded, and the health tests start afresh.
 	 */
 	double (*limit_entropy)(struct entropyd_instance *, double bits);
+	/*
+	 * ABI 1.1. Have fn(module, arg) called on the daemon's loop thread,
+	 * soon, in the order asked. Safe from any thread (a hotplug thread of
+	 * the module's own): the host calls above, add_instance and
+	 * instance_gone among them, are the loop's and may be made only from
+	 * there. Calls still queued when the daemon stops or the module is
+	 * unloaded are dropped without being made, so arg must not be the
+	 * only reference to memory.
+	 */
+	void (*defer)(struct entropyd_module *, void (*fn)(struct entropyd_module *, void *arg),
+	    void *arg);
+	/*
+	 * ABI 1.1. The device went away for now (unplugged): close the
+	 * instance at once and report it absent with reason. It is tried again
+	 * with backoff; add_instance of its name opens it at once (replugged).
+	 */
+	void (*instance_gone)(struct entropyd_instance *, const char *reason);
 	/* New members go here; test them with ENTROPYD_HOST_HAS() first. */
 };
 
@@ -142,6 +159,9 @@ struct entropyd_source {
 	 * bad or missing value write why into err and return -1. */
 	int (*configure)(struct entropyd_module *, const struct entropyd_host *, char *err,
 	    size_t errlen);
+	/* ABI 1.1, optional: the module is being unloaded (its instances are
+	 * closed and gone): stop its threads, free what it holds. */
+	void (*shutdown)(struct entropyd_module *);
 };
 
 /*

@@ -12,10 +12,18 @@
  * UMOCKDEV_DIR set to it and libumockdev-preload.so.0 preloaded), then
  * reads lines from the FIFO CONTROL:
  *   good | stuck | stall | nodev   how bulk transfers end from now on
- *   add                            plug a second ChaosKey in at port 3
- *   remove                         unplug the first one
+ *   add N | remove N               plug a ChaosKey in at port N, or pull it
  *   quit
  * and logs each URB endpoint it sees once, to stderr ("endpoint 0x85").
+ * The key at port 2 has the serial number FAKE_SERIAL; others have none.
+ * Run it with libumockdev-preload.so.0 preloaded too: umockdev builds each
+ * uevent with libudev in this process, and without the preload libudev
+ * looks for the device in the real /sys, finds nothing, and sends nothing.
+ *
+ * One difference from a kernel: umockdev's stand-in for a usbfs fd is a
+ * socket, always writable, and libusb polls that fd for POLLOUT (a reaped
+ * URB waiting). So while a fake key is open, the daemon's libusb event
+ * thread wakes at once on every poll; on a real usbfs fd it sleeps.
  */
 #include <sys/random.h>
 
@@ -34,6 +42,7 @@
 #include <umockdev.h>
 
 #define FAKE_SYSFS "/sys/devices/pci0000:00/0000:00:14.0"
+#define FAKE_SERIAL "TEST 42/a"  /* iSerialNumber 3 of the key at port 2 */
 
 enum fake_mode { FAKE_GOOD, FAKE_STUCK, FAKE_STALL, FAKE_NODEV };
 
@@ -69,11 +78,42 @@ static const char fake_record[] =
     "A: bNumConfigurations=1\\n\n"
     "A: speed=12\\n\n"
     "H: descriptors="
-    "120100020000004050" "1dc660000101020301"
+    "120100020000004050" "1dc66000010102" "%02x" "01"
     "09022000010100801e"
     "0904000002ff000000"
     "07058502400000"
     "07058602400000\n";
+
+/* A control URB: the string descriptors (languages, the serial); else a stall. */
+static void
+fake_control(struct usbdevfs_urb *urb)
+{
+	unsigned char *b = urb->buffer, desc[64];
+	unsigned want = (unsigned)(b[6] | b[7] << 8), len = 0, i;
+
+	urb->status = -EPIPE;
+	urb->actual_length = 0;
+	if (b[1] != 6 || b[3] != 3) /* GET_DESCRIPTOR of a string */
+		return;
+	if (b[2] == 0) {
+		memcpy(desc, "\x04\x03\x09\x04", 4); /* US English */
+		len = 4;
+	} else if (b[2] == 3) {
+		for (i = 0; FAKE_SERIAL[i] != '\0'; i++) {
+			desc[2 + 2 * i] = (unsigned char)FAKE_SERIAL[i];
+			desc[3 + 2 * i] = 0;
+		}
+		len = 2 + 2 * i;
+		desc[0] = (unsigned char)len;
+		desc[1] = 3;
+	} else
+		return;
+	if (len > want)
+		len = want;
+	memcpy(b + 8, desc, len);
+	urb->status = 0;
+	urb->actual_length = (int)len;
+}
 
 /* Answer the usbdevfs ioctls libusb makes for a ChaosKey. */
 static gboolean
@@ -149,7 +189,9 @@ fake_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer unu
 			return TRUE;
 		}
 		urb = (struct usbdevfs_urb *)f->urb->data;
-		switch (fake_mode) {
+		if (urb->type == USBDEVFS_URB_TYPE_CONTROL)
+			fake_control(urb);
+		else switch (fake_mode) {
 		case FAKE_STALL:
 			urb->status = -EPIPE;
 			urb->actual_length = 0;
@@ -225,12 +267,32 @@ fake_add(UMockdevTestbed *bed, UMockdevIoctlBase *handler, unsigned port)
 		fprintf(stderr, "attach_ioctl: %s\n", err->message);
 		exit(1);
 	}
-	record = g_strdup_printf(fake_record, port, port, port, port, port, port);
+	record = g_strdup_printf(fake_record, port, port, port, port, port, port,
+	    port == 2 ? 3 : 0);
+	/* With the preload here, this also sends the "add" uevent. */
 	if (!umockdev_testbed_add_from_string(bed, record, &err)) {
 		fprintf(stderr, "add_from_string: %s\n", err->message);
 		exit(1);
 	}
 	g_free(record);
+}
+
+/* Unplug the ChaosKey at port: the "remove" uevent, then the device. */
+static void
+fake_remove(UMockdevTestbed *bed, unsigned port)
+{
+	char dev[64], sys[128];
+	GError *err = NULL;
+
+	snprintf(sys, sizeof sys, "%s/usb1/1-%u", FAKE_SYSFS, port);
+	snprintf(dev, sizeof dev, "/dev/bus/usb/001/00%u", port);
+	/* remove_device() sends no uevent; it must go while the device exists. */
+	umockdev_testbed_uevent(bed, sys, "remove");
+	if (!umockdev_testbed_detach_ioctl(bed, dev, &err)) {
+		fprintf(stderr, "detach_ioctl: %s\n", err->message);
+		g_clear_error(&err);
+	}
+	umockdev_testbed_remove_device(bed, sys);
 }
 
 static void
@@ -246,6 +308,7 @@ main(int argc, char **argv)
 	UMockdevIoctlBase *handler;
 	char line[64], tmp[4096];
 	FILE *f, *ctl;
+	unsigned port;
 	int fd;
 
 	if (argc != 3)
@@ -279,10 +342,10 @@ main(int argc, char **argv)
 			fake_mode = FAKE_STALL;
 		else if (strcmp(line, "nodev") == 0)
 			fake_mode = FAKE_NODEV;
-		else if (strcmp(line, "add") == 0)
-			fake_add(bed, handler, 3);
-		else if (strcmp(line, "remove") == 0)
-			umockdev_testbed_remove_device(bed, FAKE_SYSFS "/usb1/1-2");
+		else if (sscanf(line, "add %u", &port) == 1 && port >= 2 && port <= 9)
+			fake_add(bed, handler, port);
+		else if (sscanf(line, "remove %u", &port) == 1 && port >= 2 && port <= 9)
+			fake_remove(bed, port);
 		else if (strcmp(line, "quit") == 0)
 			break;
 	}
