@@ -345,35 +345,53 @@ sink_service_kernel(struct sink *s)
 	return SINK_OK;
 }
 
+/*
+ * Stream sinks: the next instance with conditioned bytes, taking turns from
+ * where the last take left off, so a fast source cannot starve the others.
+ */
+static struct entropyd_instance *
+sink_next_source(struct sink *s)
+{
+	struct entropyd_instance *inst;
+	unsigned n = 0, turn, i;
+
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		n++;
+	for (turn = 0; turn < n; turn++) {
+		i = 0;
+		TAILQ_FOREACH(inst, &registry_instances, all)
+			if (i++ == (s->next_source + turn) % n)
+				break;
+		if (inst->pipe.reserve.len > 0) {
+			s->next_source = (s->next_source + turn + 1) % n;
+			return inst;
+		}
+	}
+	return NULL;
+}
+
 /* File, FIFO, stdout or test mode: take everything the reserves hold. */
 static enum sink_status
 sink_service_stream(struct sink *s)
 {
 	struct entropyd_instance *inst;
-	bool took = true;
+	size_t n;
 
-	while (took) {
-		took = false;
+	for (;;) {
 		if (s->kind == SINK_FILE && sink_flush(s) != SINK_OK)
 			return s->status;
 		if (s->pending_len > 0)
 			return SINK_OK; /* waiting for the reader */
-		TAILQ_FOREACH(inst, &registry_instances, all) {
-			size_t n = sink_take(inst, s->pending, sizeof s->pending);
-
-			if (n == 0)
-				continue;
-			took = true;
-			if (s->kind == SINK_DISCARD) {
-				s->bytes_written += n;
-				explicit_bzero(s->pending, n);
-				continue;
-			}
-			s->pending_len = n;
-			break;
+		if ((inst = sink_next_source(s)) == NULL)
+			return SINK_OK;
+		n = sink_take(inst, s->pending, sizeof s->pending);
+		if (s->kind == SINK_DISCARD) {
+			s->bytes_written += n;
+			explicit_bzero(s->pending, n);
+			continue;
 		}
+		s->pending_len = n;
 	}
-	return SINK_OK;
 }
 
 enum sink_status

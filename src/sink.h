@@ -70,6 +70,7 @@ struct sink {
 	/* file */
 	uint8_t pending[16384];   /* taken, not yet written: a whole reserve per write */
 	size_t pending_off, pending_len;
+	unsigned next_source;     /* stream sinks: where the next take starts */
 	/* counters */
 	uint64_t bytes_written;
 	uint64_t bits_credited;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -259,6 +262,45 @@ Test(sink, modern_kernels_ignore_the_watermark)
 	sink_pool_writable(&sink);
 	sink_service(&sink);
 	cr_expect_eq(ncalls, 0);
+}
+
+/* Empty an instance's reserve, then give it len bytes of one value. */
+static void
+refill(struct entropyd_instance *inst, uint8_t value, size_t len)
+{
+	static uint8_t buf[RESERVE_CAPACITY];
+
+	while (reserve_take(&inst->pipe.reserve, buf, sizeof buf) > 0)
+		continue;
+	memset(buf, value, len);
+	reserve_put(&inst->pipe.reserve, buf, len);
+}
+
+Test(sink, a_stream_sink_takes_turns_between_sources)
+{
+	char path[] = "/tmp/entropyd-sink.XXXXXX";
+	uint8_t out[3 * 1000];
+	int fd = mkstemp(path);
+
+	cr_assert_neq(fd, -1);
+	unlink(path);
+	sink.kind = SINK_FILE;
+	sink.fd = fd;
+	refill(none, 0, 0);
+	refill(b, 0, 0);
+	/* a alone: a is taken. Then a again, and b: b's turn comes first. */
+	refill(a, 'A', 1000);
+	cr_assert_eq(sink_service(&sink), SINK_OK);
+	refill(a, 'a', 1000);
+	refill(b, 'B', 1000);
+	cr_assert_eq(sink_service(&sink), SINK_OK);
+	cr_assert_eq(pread(fd, out, sizeof out, 0), (ssize_t)sizeof out);
+	cr_expect(out[0] == 'A' && out[999] == 'A', "a first, alone");
+	cr_expect(out[1000] == 'B' && out[1999] == 'B', "then b, whose turn it was: %c", out[1000]);
+	cr_expect(out[2000] == 'a' && out[2999] == 'a', "then a again");
+	cr_expect_eq(a->pipe.count.bytes_taken, 2000);
+	cr_expect_eq(b->pipe.count.bytes_taken, 1000);
+	close(fd);
 }
 
 Test(sink, kernel_release_parsing)
