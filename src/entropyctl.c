@@ -19,6 +19,8 @@
 
 #include <jansson.h>
 
+#include "control_socket.h"
+
 /* Monitoring-plugin exit codes for `entropyctl health`. */
 enum { CTL_OK, CTL_WARNING, CTL_CRITICAL, CTL_UNKNOWN };
 
@@ -32,7 +34,7 @@ struct ctl_response {
 	size_t len;
 };
 
-static const char *ctl_socket = RUNDIR "/entropyd.sock";
+static const char *ctl_socket;
 static int ctl_json;
 
 /* Print usage to f. */
@@ -50,7 +52,7 @@ ctl_usage(FILE *f)
 	    "  -s, --socket PATH  the control socket (default: %s)\n"
 	    "  -j, --json         print the daemon's JSON as it is, for scripts\n"
 	    "  -h, --help         print this help and exit\n"
-	    "  -v, --version      print the version and exit\n", RUNDIR "/entropyd.sock");
+	    "  -v, --version      print the version and exit\n", control_socket_default());
 }
 
 /* A usage error: one line, exit 64. */
@@ -413,6 +415,7 @@ main(int argc, char **argv)
 	char msg[256];
 	int c;
 
+	ctl_socket = control_socket_default();
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:s:jhv", longopts, NULL)) != -1) {
 		switch (c) {

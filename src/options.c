@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sysexits.h>
 
+#include "control_socket.h"
 #include "options.h"
 #include "xmalloc.h"
 
@@ -474,7 +475,7 @@ set_defaults(struct config *cfg)
 	cfg->reseed_interval_s = 60;
 	cfg->entropy_count_bits = 8;
 	cfg->plugin_dir = xstrdup(PLUGINDIR);
-	cfg->control_socket = xstrdup(RUNDIR "/entropyd.sock");
+	cfg->control_socket = xstrdup(control_socket_default());
 }
 
 /* Parse argv into cfg; on error cfg is left freed and err says why. */
@@ -592,7 +593,7 @@ options_usage(FILE *f)
 	    "--control-socket, or another instance runs; 74 output write error; 77\n"
 	    "crediting the kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
-	    RUNDIR "/entropyd.sock");
+	    control_socket_default());
 }
 
 /* Free every string cfg holds and leave it zeroed (safe to free twice). */

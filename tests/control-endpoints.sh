@@ -5,7 +5,7 @@
 # fail, --health-listen on loopback, stale and live sockets.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
-plan 39
+plan 41
 
 sock=$tmp/ctl/entropyd.sock
 feed_random "$tmp/in"
@@ -169,4 +169,17 @@ start_daemon "$tmp/s4" "$tmp/log4" "$tmp/in4" --health-listen "127.0.0.1:$port"
 wait_for 100 sh -c "curl -s --max-time 30 http://127.0.0.1:$port/health -o '$tmp/t.json'"
 check "--health-listen 127.0.0.1:$port serves /health over TCP" \
     test "$(json 'd["serviceId"]' <"$tmp/t.json")" = entropyd
+
+# 40-41: ENTROPYD_CONTROL_SOCKET names the socket for the daemon and
+# entropyctl alike when neither is given one.
+feed_random "$tmp/in5"
+ENTROPYD_CONTROL_SOCKET=$tmp/env.sock run_entropyd -f -t -x all -n file -O "file:path:$tmp/in5" \
+    2>"$tmp/log5" &
+track $!
+wait_for 100 test -S "$tmp/env.sock"
+check "ENTROPYD_CONTROL_SOCKET: the daemon listens there" \
+    grep -q "control: listening on $tmp/env.sock" "$tmp/log5"
+wait_for 100 sh -c "ENTROPYD_CONTROL_SOCKET='$tmp/env.sock' '$entropyctl' health >/dev/null"
+check "ENTROPYD_CONTROL_SOCKET: entropyctl reaches it without -s" \
+    sh -c "ENTROPYD_CONTROL_SOCKET='$tmp/env.sock' '$entropyctl' health | grep -q '^ENTROPYD OK'"
 finish

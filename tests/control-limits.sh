@@ -82,7 +82,7 @@ else
 		skip "wrk is not installed (Debian package wrk)"
 	done
 fi
-kill "$pid"
+stop "$pid"
 
 # 13-14: an idle connection is closed after the (test-shortened) timeout.
 ENTROPYD_CONTROL_TIMEOUT=1

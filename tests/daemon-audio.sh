@@ -75,7 +75,7 @@ reject() {
 	    wait_for 200 sh -c "kill -USR1 $pid; grep -q 'audio: absent for .*last error: $line.*; absent' '$tmp/$name.log'"
 	check "$name: the daemon runs on and retries the source" \
 	    wait_for 200 sh -c "test \$(grep -c 'audio: reading fake$name' '$tmp/$name.log') -ge 2 && kill -0 $pid"
-	kill $pid
+	stop $pid
 }
 reject ends "silence on fakeends (all samples zero for 1.0 s)"
 reject tone "pure tone on faketone (about "

@@ -17,7 +17,7 @@ check "raw samples, not one repeated value ($distinct distinct)" test "$distinct
 wait_for 100 test "$(size "$tmp/out")" -gt 0
 check "the daemon carries on delivering, the capture file stays at 5000" sh -c \
     "kill -0 $pid && test $(size "$tmp/out") -gt 0 && test $(size "$tmp/raw") -eq 5000"
-kill $pid
+stop $pid
 
 # usage_rc EXPECTED PATTERN ARGS...: the daemon refuses with that exit and message.
 refuses() {

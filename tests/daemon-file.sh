@@ -25,7 +25,7 @@ check "the first output is SHA-256 of input bytes 4..43" test "$want" = "$(hexat
 "$entropytest" <"$tmp/out" >/dev/null 2>"$tmp/fips"
 passed=$(sed -n 's/.*FIPS 140-2 successes: //p' "$tmp/fips")
 check "the conditioned output passes FIPS 140-2 ($passed blocks)" test "${passed:-0}" -ge 150
-kill "$pid"
+stop "$pid"
 
 # 4-5: all-zero input: nothing written, failures counted, source suspended.
 rm -f "$tmp/out"
@@ -40,7 +40,7 @@ kill -USR1 "$pid"
 wait_for 30 grep -q "monobit=" "$tmp/log"
 check "zeros: nothing written, failures counted" sh -c \
     "test $(size "$tmp/out") -eq 0 && grep -q 'monobit=[1-9]' '$tmp/log'"
-kill "$pid"
+stop "$pid"
 
 # 6: a repeating pattern fails too.
 rm -f "$tmp/out"
@@ -51,7 +51,7 @@ track $pid
 wait_for 100 grep -q "suspended after" "$tmp/log"
 check "a repeating pattern: suspended, nothing written" sh -c \
     "grep -q 'suspended after' '$tmp/log' && test $(size "$tmp/out") -eq 0"
-kill "$pid"
+stop "$pid"
 
 # 7: a regular file is read to its end, then the source is drained.
 head -c 100000 /dev/urandom >"$tmp/finite"
@@ -62,7 +62,7 @@ track $pid
 wait_for 100 grep -q "source drained" "$tmp/log"
 check "a regular file ends: drained, uncredited output written" sh -c \
     "grep -q 'file: input ended; source drained' '$tmp/log' && test $(size "$tmp/out") -gt 40000"
-kill "$pid"
+stop "$pid"
 
 # 8: stdout into entropytest; the daemon ends when its reader does.
 head -c 1000000 /dev/urandom >"$tmp/big"
@@ -99,7 +99,7 @@ head -c 50000 /dev/urandom >"$tmp/later"
 kill -HUP "$pid"
 wait_for 50 grep -q "file: reading" "$tmp/log"
 check "after SIGHUP the new source is read" grep -q "file: reading $tmp/later" "$tmp/log"
-kill "$pid"
+stop "$pid"
 
 # 14: two sources into one file sink: both keep flowing, neither is starved.
 mkfifo "$tmp/a" "$tmp/b"
@@ -119,5 +119,5 @@ taken_hwrng=$(sed -n 's/^entropyd: hwrng: .*taken \([0-9]*\).*/\1/p' "$tmp/log14
 [ -n "$taken_hwrng" ] || sed "s/^/# /" "$tmp/log14"
 check "two sources share one stream sink (file $taken_file, hwrng $taken_hwrng bytes)" sh -c \
     "test '${taken_file:-0}' -ge 500000 && test '${taken_hwrng:-0}' -ge 500000"
-kill "$pid"
+stop "$pid"
 finish

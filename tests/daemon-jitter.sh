@@ -49,7 +49,7 @@ check "coarse clock: jitter refused with a clear message" grep -Eq \
     "jitter: start-up: .*(too coarse|stuck).*; not used" "$tmp/coarse.log"
 check "coarse clock: the daemon runs on with the file source" sh -c \
     "kill -0 $pid && test -s '$tmp/out'"
-kill $pid
+stop $pid
 
 "$entropyd" -f -x all -n jitter -O jitter:osr:2 -o "$tmp/out" 2>"$tmp/osr.log"
 rc=$?
@@ -65,7 +65,7 @@ exec 3<"$tmp/sink"
 wait_for 100 grep -q "jitter: start-up tests passed" "$tmp/fifo.log"
 check "FIFO sink: jitter started" grep -q "jitter: start-up tests passed" "$tmp/fifo.log"
 idle_check $pid "FIFO sink not read"
-kill $pid
+stop $pid
 exec 3<&-
 
 # The kernel sink with a one-hour top-up: after the first feed nothing is wanted.

@@ -27,7 +27,7 @@ if have HAVE_SECCOMP; then
 else
 	skip "built without libseccomp"
 fi
-kill "$pid"
+stop "$pid"
 
 # 3: the audio source probed (a device that is not there): libasound is
 # loaded then, and the probe says why the device is unusable.
@@ -41,7 +41,7 @@ if have HAVE_ALSA; then
 	check "probing the audio source loads libasound and reports the device" sh -c \
 	    "grep -q libasound /proc/$pid/maps && grep -q 'audio: not used: .*hw:99' '$tmp/log2'"
 	show_if_failed "$tmp/log2"
-	kill "$pid"
+	stop "$pid"
 else
 	skip "built without ALSA"
 fi

@@ -27,7 +27,7 @@ refused() {
 	check "$name: the daemon carries on; the file source delivers" sh -c \
 	    'kill -0 "$1" && grep -q "file: input ended; source drained" "$2" &&
 	     test "$3" -gt 40000' sh "$pid" "$log" "$(size "$out")"
-	kill "$pid"
+	stop "$pid"
 	grep 'refused' "$log" | sed 's/^/# /'
 }
 

@@ -83,7 +83,7 @@ wait_for 150 test "$(size "$tmp/out")" -gt "$before"
 check "the source reconnects to the new board and delivers again" sh -c \
     'test $(grep -c "serial: reading" "$1") -ge 2 && test "$2" -gt "$3"' sh "$tmp/log" \
     "$(size "$tmp/out")" "$before"
-kill $pid
+stop $pid
 
 # 11: host->limit_entropy lowers one instance's estimate, and only lowers.
 "$entropyd" -l -n testgood -O testgood:entropy:6 -O testgood:limit:2 \
@@ -114,5 +114,5 @@ wait_for 50 grep -q "teston: running" "$tmp/log"
 check "a second SIGHUP does not load it again" sh -c \
     'test $(grep -c "teston.so: source teston" "$1") -eq 1 && test $(grep -c refused "$1") -eq 0 &&
      kill -0 "$2"' sh "$tmp/log" $pid
-kill $pid
+stop $pid
 finish

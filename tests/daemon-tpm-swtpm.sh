@@ -10,12 +10,6 @@ plan 17
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
-# stop PID: end a process this test started and reap it.
-stop() {
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-
 # FIPS successes reported in an entropytest log.
 successes() { sed -n 's/.*FIPS 140-2 successes: //p' "$1"; }
 

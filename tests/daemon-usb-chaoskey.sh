@@ -67,7 +67,7 @@ wait_for 150 sh -c "test \$(grep -c '$key: unplugged' '$tmp/run.err') -ge 2"
 check "NO_DEVICE: retried with backoff, still absent" sh -c \
     "test \$(grep -c '$key: unplugged' '$tmp/run.err') -ge 2 && grep -q '$key: retry in 2000 ms' '$tmp/run.err'"
 check "the daemon runs on" kill -0 "$pid"
-kill "$pid"
+stop "$pid"
 
 # 10-14: hotplug. A key plugged in while the daemon runs: an instance at
 # once, named by bus and port without a serial; a key pulled out: absent at
@@ -97,7 +97,7 @@ control "remove 3"
 wait_for 100 grep -q "usb:chaoskey-1-3: unplugged; absent" "$tmp/hot.err"
 check "hotplug: the key without a serial goes absent too; the daemon runs on" sh -c \
     "grep -q 'usb:chaoskey-1-3: unplugged; absent' '$tmp/hot.err' && kill -0 $pid"
-kill "$pid"
+stop "$pid"
 
 # 15-16: stuck bytes from the key: suspended, nothing written.
 control stuck
@@ -107,7 +107,7 @@ track $pid
 wait_for 150 grep -q "suspended after" "$tmp/stuck.err"
 check "stuck bytes: suspended" grep -q "$key: suspended after" "$tmp/stuck.err"
 check "stuck bytes: nothing written" test "$(size "$tmp/stuck.out")" -eq 0
-kill "$pid"
+stop "$pid"
 
 # 17-18: chaoskey_raw: the raw endpoint, 12-bit samples through RCT and APT.
 control good

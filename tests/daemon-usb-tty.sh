@@ -41,7 +41,7 @@ check "OneRNG: on exit stop then flush" sh -c \
     "grep '^cmd' '$tmp/onerng.log' | tail -n 2 | tr '\n' ' ' | grep -qx 'cmd cmdo cmd cmdw ' &&
      grep -qx stopped '$tmp/onerng.log'"
 show_if_failed "$tmp/onerng.log" "$tmp/onerng.err"
-kill "$fakepid"
+stop "$fakepid"
 
 # 7-8: OneRNG mode 2 chosen with -O; a fake expecting mode 0 catches it.
 start_fake_tty onerng2 -m 2 onerng
@@ -49,13 +49,13 @@ timeout 120 "$entropyd" -f -x all -n usb --control-socket "$tmp/ctl3.sock" -O "u
     2>"$tmp/onerng2.err" | head -c 10000 >"$tmp/onerng2.out"
 check "OneRNG mode 2: cmd2 sent, data flows" sh -c \
     "grep -qx 'cmd cmd2' '$tmp/onerng2.log' && test $(size "$tmp/onerng2.out") -eq 10000"
-kill "$fakepid"
+stop "$fakepid"
 start_fake_tty onerng0 -m 0 onerng
 daemon onerng0.err -O "usb:tty:$pts" -O usb:model:onerng -O usb:onerng_mode:2 -o "$tmp/onerng0.out"
 wait_for 100 grep -q "unexpected cmd2" "$tmp/onerng0.log"
 check "a wrong OneRNG command is caught by the fake, which sends nothing" sh -c \
     "grep -q 'unexpected cmd2' '$tmp/onerng0.log' && ! grep -q streaming '$tmp/onerng0.log'"
-kill "$pid" "$fakepid"
+stop "$pid" "$fakepid"
 
 # 9-11: TrueRNGpro: the knock ends at the mode's baud rate (4800, rng1white).
 start_fake_tty pro -b 4800 truerngpro
@@ -67,7 +67,7 @@ check "TrueRNGpro: the tty is raw and nothing was written to the key" sh -c \
     "grep -qx raw '$tmp/pro.log' && ! grep -q unexpected '$tmp/pro.log'"
 check "TrueRNGpro: DTR on a pty is not fatal" sh -c \
     "! grep -q 'DTR:' '$tmp/pro.err' && grep -q 'has no modem lines' '$tmp/pro.err'"
-kill "$fakepid"
+stop "$fakepid"
 
 # 12-13: the key goes away (the pty's master closes): absent, the daemon runs on.
 start_fake_tty gone truerng
@@ -81,7 +81,7 @@ kill -USR1 "$pid"
 wait_for 50 grep -q "usb:truerng-${pts##*/}: absent for" "$tmp/gone.err"
 check "unplugged tty: the daemon runs on and reports it absent" sh -c \
     "kill -0 $pid && grep -q 'usb:truerng-${pts##*/}: absent for' '$tmp/gone.err'"
-kill "$pid"
+stop "$pid"
 
 # 14-15: a TrueRNG sending stuck bytes is suspended; nothing is written.
 start_fake_tty stuck -s truerng
@@ -89,7 +89,7 @@ daemon stuck.err -O "usb:tty:$pts" -O usb:model:truerng -o "$tmp/stuck.out"
 wait_for 300 grep -q "suspended after" "$tmp/stuck.err"
 check "stuck bytes: suspended" grep -q "usb:truerng-${pts##*/}: suspended after" "$tmp/stuck.err"
 check "stuck bytes: nothing written" test "$(size "$tmp/stuck.out")" -eq 0
-kill "$pid" "$fakepid"
+stop "$pid" "$fakepid"
 
 # 16: a key that appears later: a SIGHUP re-probe adds and opens it.
 daemon later.err -O "usb:tty:$tmp/later" -O usb:model:truerng -o /dev/null
@@ -100,7 +100,7 @@ kill -HUP "$pid"
 wait_for 100 grep -q "usb:truerng-later: reading $tmp/later" "$tmp/later.err"
 check "a key that appears later becomes an instance on SIGHUP" \
     grep -q "usb:truerng-later: reading $tmp/later" "$tmp/later.err"
-kill "$pid" "$fakepid"
+stop "$pid" "$fakepid"
 
 # 17-18: bad options are usage errors.
 timeout 120 "$entropyd" -f -x all -n usb --control-socket "$tmp/ctl5.sock" -O usb:tty:/dev/null -o "$tmp/x" 2>"$tmp/usage1"

@@ -8,6 +8,10 @@ tap_n=0
 tap_failed=0
 tap_pids=""
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
+# Every daemon and entropyctl a test starts without a socket of its own use
+# this one, never the system's: tests run in parallel.
+ENTROPYD_CONTROL_SOCKET=$tmp/control.sock
+export ENTROPYD_CONTROL_SOCKET
 
 # Stop what the test started, then remove the scratch directory.
 tap_cleanup() {
@@ -41,6 +45,13 @@ check() {
 	desc=$1
 	shift
 	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# stop PID...: end processes the test started and reap them, so the next
+# daemon does not meet the last one's control socket.
+stop() {
+	for p in "$@"; do kill "$p" 2>/dev/null; done
+	for p in "$@"; do wait "$p" 2>/dev/null; done
+	return 0
 }
 # Remember a background process so cleanup ends it.
 track() { tap_pids="$tap_pids $1"; }

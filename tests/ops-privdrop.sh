@@ -29,9 +29,10 @@ chmod 755 "$tmp"
 chmod 644 "$tmp/data"
 if command -v setpriv >/dev/null 2>&1; then
 	cp "$entropyd" "$tmp/entropyd" && chmod 755 "$tmp/entropyd"
+	mkdir "$tmp/nobody" && chown 65534:65534 "$tmp/nobody"
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	    "$tmp/entropyd" -f -t -D nobody:nogroup -x all -n file -O "file:path:$tmp/data" \
-	    2>"$tmp/stderr"
+	    --control-socket "$tmp/nobody/ctl" 2>"$tmp/stderr"
 	rc=$?
 	check "a drop that cannot happen is fatal: exit 71 ($(tail -n 1 "$tmp/stderr"))" sh -c \
 	    "test $rc -eq 71 && grep -q -- '-D: cannot drop privileges' '$tmp/stderr'"

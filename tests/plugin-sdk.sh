@@ -85,7 +85,7 @@ track $pid
 wait_for 300 test "$(size "$tmp/out")" -ge 200000
 check "the SDK-built serial source delivers through the pipeline ($(size "$tmp/out") bytes)" \
     test "$(size "$tmp/out")" -ge 200000
-kill $pid
+stop $pid
 "$entropytest" <"$tmp/out" >/dev/null 2>"$tmp/fips"
 passed=$(sed -n 's/.*FIPS 140-2 successes: //p' "$tmp/fips")
 check "its output passes FIPS 140-2 ($passed blocks)" test "${passed:-0}" -ge 70

@@ -51,7 +51,7 @@ fi
 if command -v swtpm >/dev/null 2>&1; then
 	start_swtpm "$tmp/tpm" --tpm2 --flags not-need-init,startup-clear
 	vg_case tpm "tpm: reading" -n tpm -O "tpm:device:$tmp/tpm/S" -O tpm:max_rate:100000
-	kill "$swtpm_pid"
+	stop "$swtpm_pid"
 else
 	skip "tpm: swtpm not installed (Debian packages swtpm, swtpm-tools)"
 	skip "tpm: swtpm not installed"
@@ -60,7 +60,7 @@ fi
 # 5-6: a OneRNG on a pty: commands on open, stop and flush on close.
 start_fake_tty onerng onerng
 vg_case onerng "usb:onerng-.*: reading" -n usb -O "usb:tty:$pts" -O usb:model:onerng
-kill "$fakepid"
+stop "$fakepid"
 
 # 7-8: ALSA capture of recorded-noise-like input through the file plugin.
 if "$top_builddir/entropyd" -l -x all -n audio 2>/dev/null | grep -q "built without ALSA"; then
@@ -85,7 +85,7 @@ cp "$top_builddir/contrib/.libs/serial.so" "$tmp/plugins/"
 start_fake_tty serial truerng
 vg_case plugin "serial: reading" --plugin-dir "$tmp/plugins" -n serial \
     -O "serial:device:$pts" -O serial:entropy:8
-kill "$fakepid"
+stop "$fakepid"
 
 # 11-12: the file source read to its end (drained); valgrind-daemon.sh covers
 # it in depth with the control socket and signals.
