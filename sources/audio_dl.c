@@ -21,16 +21,9 @@ static struct lazylib audio_dl = LAZYLIB_INIT("libasound.so.2");
 const char *
 snd_strerror(int errnum)
 {
-	static const char *(*fn)(int);
-	const char *(*f)(int) = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-
-	if (f == NULL) {
-		*(void **)&f = lazylib_sym(&audio_dl, "snd_strerror");
-		if (f == NULL)
-			return errnum == AUDIO_DL_FAIL ? lazylib_error(&audio_dl) :
-			    strerror(errnum < 0 ? -errnum : errnum);
-		__atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-	}
+	LAZYLIB_GET(&audio_dl, const char *, snd_strerror, (int),
+	    return errnum == AUDIO_DL_FAIL ? lazylib_error(&audio_dl) :
+	    strerror(errnum < 0 ? -errnum : errnum))
 	return f(errnum);
 }
 

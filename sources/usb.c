@@ -405,9 +405,15 @@ static int
 usb_probe_chaoskeys(struct entropyd_module *module, bool raw)
 {
 	libusb_device **list;
+	char bus[PATH_MAX];
 	ssize_t n, i;
 	int added = 0;
 
+	/* No USB bus, no key to come: do not load libusb for nothing. */
+	snprintf(bus, sizeof bus, "%s/bus/usb", *usb_option(module, "sysfs") != '\0' ?
+	    usb_option(module, "sysfs") : "/sys");
+	if (access(bus, F_OK) == -1)
+		return 0;
 	if (usb_libusb(module) == NULL)
 		return 0;
 	usb_hotplug_start(module, raw);

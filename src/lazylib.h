@@ -24,6 +24,18 @@ void *lazylib_sym(struct lazylib *, const char *);
 /* Why the library or a function of it could not be had ("" if it could). */
 const char *lazylib_error(struct lazylib *);
 
+/* In a shim: f, the library's NAME, resolved once; ONFAIL when it cannot be. */
+#define LAZYLIB_GET(lib, ret, name, params, onfail)			\
+	static ret (*fn) params;					\
+	ret (*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);	\
+									\
+	if (f == NULL) {						\
+		*(void **)&f = lazylib_sym((lib), #name);		\
+		if (f == NULL)						\
+			onfail;						\
+		__atomic_store_n(&fn, f, __ATOMIC_RELEASE);		\
+	}
+
 /*
  * Define function NAME (returning RET, taking PARAMS, called with ARGS) as
  * a call through the library, or FAIL when it cannot be loaded.
@@ -31,15 +43,14 @@ const char *lazylib_error(struct lazylib *);
 #define LAZYLIB_FN(lib, ret, name, params, args, fail)			\
 	ret name params							\
 	{								\
-		static ret (*fn) params;				\
-		ret (*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);	\
-									\
-		if (f == NULL) {					\
-			*(void **)&f = lazylib_sym((lib), #name);	\
-			if (f == NULL)					\
-				return fail;				\
-			__atomic_store_n(&fn, f, __ATOMIC_RELEASE);	\
-		}							\
+		LAZYLIB_GET(lib, ret, name, params, return fail)	\
 		return f args;						\
+	}
+/* The same for a function returning nothing (nothing happens without the library). */
+#define LAZYLIB_VOID_FN(lib, name, params, args)			\
+	void name params						\
+	{								\
+		LAZYLIB_GET(lib, void, name, params, return)		\
+		f args;							\
 	}
 #endif

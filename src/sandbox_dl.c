@@ -30,20 +30,7 @@ LAZYLIB_FN(&sandbox_dl, int, seccomp_rule_add_array,
     (ctx, action, syscall, arg_cnt, arg_array), -ELIBACC)
 
 /* Release a filter (nothing to do when libseccomp never loaded). */
-void
-seccomp_release(scmp_filter_ctx ctx)
-{
-	static void (*fn)(scmp_filter_ctx);
-	void (*f)(scmp_filter_ctx) = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-
-	if (f == NULL) {
-		*(void **)&f = lazylib_sym(&sandbox_dl, "seccomp_release");
-		if (f == NULL)
-			return;
-		__atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-	}
-	f(ctx);
-}
+LAZYLIB_VOID_FN(&sandbox_dl, seccomp_release, (scmp_filter_ctx ctx), (ctx))
 
 /* The variadic form, through the array form (a variadic call cannot be passed on). */
 int

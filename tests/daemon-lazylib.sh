@@ -1,9 +1,10 @@
 #!/bin/sh
 # Optional libraries are mapped only when what needs them runs: libasound
-# when the audio source is probed, libseccomp when -D applies the sandbox.
+# when the audio source is probed, libseccomp when -D applies the sandbox,
+# libusb when the usb source finds a USB bus to look on.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
-plan 3
+plan 5
 
 have() { grep -q "^#define $1 1" "$top_builddir/config.h"; }
 
@@ -44,5 +45,30 @@ if have HAVE_ALSA; then
 	stop "$pid"
 else
 	skip "built without ALSA"
+fi
+
+# 4-5: the usb source on a machine without a USB bus does not load libusb;
+# with a bus (only its sysfs directory here) it does, to look and to listen
+# for keys plugged in later.
+# usb_run NAME SYSFS: the usb and file sources, usb looking at SYSFS.
+usb_run() {
+	"$entropyd" -f -d -x all -n usb -n file -O "usb:sysfs:$2" -O "file:path:$tmp/data" \
+	    -O file:entropy:8 --control-socket "$tmp/$1.sock" -o "$tmp/$1.out" 2>"$tmp/$1.log" &
+	pid=$!
+	track $pid
+	wait_for 200 grep -q "source drained" "$tmp/$1.log"
+	grep -c 'libusb' /proc/$pid/maps >"$tmp/$1.maps"
+	stop "$pid"
+}
+if have HAVE_LIBUSB; then
+	mkdir -p "$tmp/nobus/class/tty" "$tmp/bus/class/tty" "$tmp/bus/bus/usb"
+	usb_run nobus "$tmp/nobus"
+	check "no USB bus: libusb is not mapped, the usb source is unusable" sh -c \
+	    "test \$(cat '$tmp/nobus.maps') -eq 0 && grep -q 'usb: not used: no USB noise key' '$tmp/nobus.log'"
+	usb_run bus "$tmp/bus"
+	check "a USB bus: libusb is loaded to look for keys" test "$(cat "$tmp/bus.maps")" -gt 0
+else
+	skip "built without libusb"
+	skip "built without libusb"
 fi
 finish
