@@ -24,7 +24,6 @@
  */
 #include <sys/stat.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -345,17 +344,14 @@ usb_serial(libusb_device *dev, uint8_t index, char *serial, size_t len)
 {
 	libusb_device_handle *h;
 	unsigned char buf[USB_SERIAL_BYTES];
-	int n, i;
+	int n;
 
 	serial[0] = '\0';
 	if (index == 0 || len == 0 || libusb_open(dev, &h) != 0)
 		return;
 	n = libusb_get_string_descriptor_ascii(h, index, buf, sizeof buf);
 	libusb_close(h);
-	for (i = 0; i < n && (size_t)i + 1 < len; i++)
-		serial[i] = isalnum(buf[i]) || (buf[i] != '\0' && strchr("._-", buf[i]) != NULL) ?
-		    (char)buf[i] : '_';
-	serial[i > 0 ? i : 0] = '\0';
+	usb_tty_name_part(buf, n, serial, len);
 }
 
 /* Add (or find again) the instance of one ChaosKey on the bus. */

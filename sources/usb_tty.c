@@ -238,6 +238,20 @@ usb_tty_onerng_stop(const struct usb_tty_ops *ops, int fd)
 	return rc;
 }
 
+void
+usb_tty_name_part(const unsigned char *in, int n, char *out, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return;
+	for (i = 0; n > 0 && i < (size_t)n && i + 1 < len; i++)
+		out[i] = (in[i] >= '0' && in[i] <= '9') || (in[i] >= 'A' && in[i] <= 'Z') ||
+		    (in[i] >= 'a' && in[i] <= 'z') || in[i] == '.' || in[i] == '_' ||
+		    in[i] == '-' ? (char)in[i] : '_';
+	out[i] = '\0';
+}
+
 /* Read a small sysfs file holding a 4-digit hex id. */
 static int
 usb_tty_read_hex(const char *path, uint16_t *out)

@@ -63,6 +63,12 @@ int usb_tty_onerng_start(const struct usb_tty_ops *, int fd, int mode);
 /* OneRNG: stop and flush ("cmdo\n", "cmdw\n"). */
 int usb_tty_onerng_stop(const struct usb_tty_ops *, int fd);
 
+/*
+ * A device's string (n bytes, n < 0 for none) as part of an instance name:
+ * cut to out's size, every byte but [A-Za-z0-9._-] made '_'; "" for none.
+ */
+void usb_tty_name_part(const unsigned char *in, int n, char *out, size_t len);
+
 /* A key's tty found in sysfs. */
 struct usb_tty_found {
 	const struct usb_tty_model *model;

@@ -321,3 +321,18 @@ Test(usb_tty, udev_rules_cover_every_key)
 			cr_assert_geq(mm, 1, "%s: ModemManager is kept off", m->name);
 	}
 }
+
+Test(usb_tty, name_part_keeps_safe_bytes_and_fits)
+{
+	static const unsigned char serial[] = "TEST 42/a.b_c-d\xff";
+	char out[32];
+
+	usb_tty_name_part(serial, (int)sizeof serial - 1, out, sizeof out);
+	cr_expect_str_eq(out, "TEST_42_a.b_c-d_");
+	usb_tty_name_part(serial, (int)sizeof serial - 1, out, 5);
+	cr_expect_str_eq(out, "TEST", "cut to the buffer");
+	usb_tty_name_part(serial, -1, out, sizeof out);
+	cr_expect_str_eq(out, "", "no string: empty");
+	usb_tty_name_part(serial, 0, out, sizeof out);
+	cr_expect_str_eq(out, "");
+}

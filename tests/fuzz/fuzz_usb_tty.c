@@ -3,7 +3,8 @@
  * libFuzzer: what the usb source takes from a key and its surroundings
  * (sources/usb_tty.c): the option words naming models and modes, the
  * command frames written to a tty that accepts them a few bytes at a time
- * or fails part-way, and a sysfs tree with hostile ids and names.
+ * or fails part-way, a sysfs tree with hostile ids and names, and a USB
+ * device's serial-number string made part of an instance name.
  */
 #include <sys/stat.h>
 
@@ -243,7 +244,24 @@ fuzz_sysfs(void)
 	fuzz_rm(root);
 }
 
-/* Byte 0 picks the part: option words, command frames, or sysfs. */
+/* A device's string as part of a name: only safe bytes, terminated, in bounds. */
+static void
+fuzz_name_part(void)
+{
+	char out[40];
+	size_t i, len = 1 + fuzz_byte() % sizeof out;
+
+	memset(out, 'X', sizeof out);
+	usb_tty_name_part(fuzz_in, (int)fuzz_left - 128, out, len);
+	if (memchr(out, '\0', len) == NULL)
+		abort();
+	for (i = 0; out[i] != '\0'; i++)
+		if (strchr("._-", out[i]) == NULL && !(out[i] >= '0' && out[i] <= '9') &&
+		    !(out[i] >= 'A' && out[i] <= 'Z') && !(out[i] >= 'a' && out[i] <= 'z'))
+			abort();
+}
+
+/* Byte 0 picks the part: option words, command frames, sysfs, or a device string. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -251,15 +269,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fuzz_in = data + 1;
 	fuzz_left = size - 1;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		fuzz_words();
 		break;
 	case 1:
 		fuzz_commands();
 		break;
-	default:
+	case 2:
 		fuzz_sysfs();
+		break;
+	default:
+		fuzz_name_part();
 		break;
 	}
 	return 0;
