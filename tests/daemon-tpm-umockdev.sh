@@ -77,6 +77,13 @@ rejected() {
 	end_run "$1"
 }
 
+# bytes_read NAME: SIGUSR1, then the bytes the tpm instance read, from $tmp/NAME.log.
+bytes_read() {
+	kill -USR1 "$pid"
+	wait_for 50 grep -q "tpm: [a-z]* for" "$tmp/$1.log"
+	sed -n 's/.*tpm: [a-z]* for [0-9]* s; read \([0-9]*\) bytes.*/\1/p' "$tmp/$1.log"
+}
+
 # 1-6: good answers, Startup on TPM_RC_INITIALIZE, one TPM_RC_RETRY, a TPM
 # returning less than asked, then a TPM that stops answering.
 {
@@ -99,9 +106,7 @@ check "good: a TPM that stops answering times out" \
 # umockdev replays the script on each open, so count in whole rounds of 128.
 check "good: the source went absent" grep -qF "tpm: read: Connection timed out; absent" \
     "$tmp/good.log"
-kill -USR1 "$pid"
-wait_for 50 grep -q "tpm: [a-z]* for" "$tmp/good.log"
-read_bytes=$(sed -n 's/.*tpm: [a-z]* for [0-9]* s; read \([0-9]*\) bytes.*/\1/p' "$tmp/good.log")
+read_bytes=$(bytes_read good)
 check "good: every byte answered was read, 32 + 32 + 64 a round (${read_bytes:-?})" \
     test "${read_bytes:-0}" -gt 0 -a "$((${read_bytes:-1} % 128))" -eq 0
 check "good: the character device was read from a reader thread" \
@@ -148,9 +153,7 @@ wait_for 100 grep -q "the TPM hangs" "$tmp/tpm12.log"
 check "tpm12: a TPM 1.2 answer switches to TPM_ORD_GetRandom" grep -qF \
     "tpm: /dev/tpmrm0: TPM 2.0 command answered with a TPM 1.2 tag 0x00c4 (rc 0xa): speaking TPM 1.2" \
     "$tmp/tpm12.log"
-kill -USR1 "$pid"
-wait_for 50 grep -q "tpm: [a-z]* for" "$tmp/tpm12.log"
-read_bytes=$(sed -n 's/.*tpm: [a-z]* for [0-9]* s; read \([0-9]*\) bytes.*/\1/p' "$tmp/tpm12.log")
+read_bytes=$(bytes_read tpm12)
 check "tpm12: the 64 bytes of each round were read (${read_bytes:-?})" \
     test "${read_bytes:-0}" -gt 0 -a "$((${read_bytes:-1} % 64))" -eq 0
 end_run tpm12

@@ -32,7 +32,7 @@ control() { echo "$1" >"$tmp/ctl"; }
 key=usb:chaoskey-TEST_42_a
 
 # 1-3: data flows from the whitened endpoint and passes FIPS 140-2.
-timeout 120 "$entropyd" -f -d -x all -n usb --control-socket "$tmp/ctl1.sock" -o - 2>"$tmp/flow.err" | head -c 250000 >"$tmp/flow.out"
+timeout 120 "$entropyd" -f -d -x all -n usb -o - 2>"$tmp/flow.err" | head -c 250000 >"$tmp/flow.out"
 check "ChaosKey: output arrives ($(size "$tmp/flow.out") bytes)" test "$(size "$tmp/flow.out")" -eq 250000
 check "ChaosKey: named by its serial number (cut to [A-Za-z0-9._-]), endpoint 0x85" sh -c \
     "grep -q '$key: reading /dev/bus/usb/001/002 (reader thread' '$tmp/flow.err' &&
@@ -42,7 +42,7 @@ passed=$(sed -n 's/.*FIPS 140-2 successes: //p' "$tmp/fips")
 check "ChaosKey: the output passes FIPS 140-2 ($passed blocks of 99)" test "${passed:-0}" -ge 95
 
 # 4-6: a stall: absent, reported, and read again once the key recovers.
-"$entropyd" -f -d -x all -n usb --control-socket "$tmp/ctl2.sock" -o /dev/null 2>"$tmp/run.err" &
+"$entropyd" -f -d -x all -n usb -o /dev/null 2>"$tmp/run.err" &
 pid=$!
 track $pid
 wait_for 100 grep -q "$key: reading" "$tmp/run.err"
@@ -101,7 +101,7 @@ stop "$pid"
 
 # 15-16: stuck bytes from the key: suspended, nothing written.
 control stuck
-"$entropyd" -f -x all -n usb --control-socket "$tmp/ctl3.sock" -o "$tmp/stuck.out" 2>"$tmp/stuck.err" &
+"$entropyd" -f -x all -n usb -o "$tmp/stuck.out" 2>"$tmp/stuck.err" &
 pid=$!
 track $pid
 wait_for 150 grep -q "suspended after" "$tmp/stuck.err"
@@ -111,7 +111,7 @@ stop "$pid"
 
 # 17-18: chaoskey_raw: the raw endpoint, 12-bit samples through RCT and APT.
 control good
-timeout 120 "$entropyd" -f -d -x all -n chaoskey_raw --control-socket "$tmp/ctl4.sock" -o - 2>"$tmp/raw.err" | head -c 50000 >"$tmp/raw.out"
+timeout 120 "$entropyd" -f -d -x all -n chaoskey_raw -o - 2>"$tmp/raw.err" | head -c 50000 >"$tmp/raw.out"
 check "chaoskey_raw: reads endpoint 0x86, output arrives ($(size "$tmp/raw.out") bytes)" sh -c \
     "grep -qx 'endpoint 0x86' '$tmp/fake.err' && test $(size "$tmp/raw.out") -eq 50000"
 check "chaoskey_raw: samples pass the start-up tests, 2 bits per sample credited" sh -c \

@@ -13,7 +13,7 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 daemon() {
 	log=$1
 	shift
-	"$entropyd" -f -d -x all -n usb --control-socket "$tmp/$log.sock" "$@" 2>"$tmp/$log" &
+	"$entropyd" -f -d -x all -n usb "$@" 2>"$tmp/$log" &
 	pid=$!
 	track $pid
 }
@@ -23,7 +23,7 @@ stopped() { ! kill -0 "$1" 2>/dev/null; }
 # exit "cmdo\n" and "cmdw\n".
 # The daemon writes to a pipe and exits when its reader has enough.
 start_fake_tty onerng onerng
-timeout 120 "$entropyd" -f -d -x all -n usb --control-socket "$tmp/ctl2.sock" -O "usb:tty:$pts" -O usb:model:onerng -o - 2>"$tmp/onerng.err" |
+timeout 120 "$entropyd" -f -d -x all -n usb -O "usb:tty:$pts" -O usb:model:onerng -o - 2>"$tmp/onerng.err" |
     head -c 250000 >"$tmp/onerng.out"
 check "OneRNG: output arrives ($(size "$tmp/onerng.out") bytes)" \
     test "$(size "$tmp/onerng.out")" -eq 250000
@@ -45,7 +45,7 @@ stop "$fakepid"
 
 # 7-8: OneRNG mode 2 chosen with -O; a fake expecting mode 0 catches it.
 start_fake_tty onerng2 -m 2 onerng
-timeout 120 "$entropyd" -f -x all -n usb --control-socket "$tmp/ctl3.sock" -O "usb:tty:$pts" -O usb:model:onerng -O usb:onerng_mode:2 -o - \
+timeout 120 "$entropyd" -f -x all -n usb -O "usb:tty:$pts" -O usb:model:onerng -O usb:onerng_mode:2 -o - \
     2>"$tmp/onerng2.err" | head -c 10000 >"$tmp/onerng2.out"
 check "OneRNG mode 2: cmd2 sent, data flows" sh -c \
     "grep -qx 'cmd cmd2' '$tmp/onerng2.log' && test $(size "$tmp/onerng2.out") -eq 10000"
@@ -59,7 +59,7 @@ stop "$pid" "$fakepid"
 
 # 9-11: TrueRNGpro: the knock ends at the mode's baud rate (4800, rng1white).
 start_fake_tty pro -b 4800 truerngpro
-timeout 120 "$entropyd" -f -d -x all -n usb --control-socket "$tmp/ctl4.sock" -O "usb:tty:$pts" -O usb:model:truerngpro \
+timeout 120 "$entropyd" -f -d -x all -n usb -O "usb:tty:$pts" -O usb:model:truerngpro \
     -O usb:truerngpro_mode:rng1white -o - 2>"$tmp/pro.err" | head -c 100000 >"$tmp/pro.out"
 check "TrueRNGpro: output arrives at 4800 baud ($(size "$tmp/pro.out") bytes)" sh -c \
     "test $(size "$tmp/pro.out") -eq 100000 && grep -qx 'speed 4800' '$tmp/pro.log'"
@@ -103,11 +103,11 @@ check "a key that appears later becomes an instance on SIGHUP" \
 stop "$pid" "$fakepid"
 
 # 17-18: bad options are usage errors.
-timeout 120 "$entropyd" -f -x all -n usb --control-socket "$tmp/ctl5.sock" -O usb:tty:/dev/null -o "$tmp/x" 2>"$tmp/usage1"
+timeout 120 "$entropyd" -f -x all -n usb -O usb:tty:/dev/null -o "$tmp/x" 2>"$tmp/usage1"
 rc=$?
 check "usb:tty without usb:model: exit 64, says so" sh -c \
     "test $rc -eq 64 && grep -q 'usb:model' '$tmp/usage1'"
-timeout 120 "$entropyd" -f -x all -n usb --control-socket "$tmp/ctl6.sock" -O usb:onerng_mode:4 -o "$tmp/x" 2>"$tmp/usage2"
+timeout 120 "$entropyd" -f -x all -n usb -O usb:onerng_mode:4 -o "$tmp/x" 2>"$tmp/usage2"
 rc=$?
 check "OneRNG mode 4 (no noise) is refused: exit 64" sh -c \
     "test $rc -eq 64 && grep -q 'turns every noise source off' '$tmp/usage2'"
