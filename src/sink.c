@@ -352,22 +352,26 @@ sink_service_kernel(struct sink *s)
 static struct entropyd_instance *
 sink_next_source(struct sink *s)
 {
-	struct entropyd_instance *inst;
-	unsigned n = 0, turn, i;
+	struct entropyd_instance *inst, *first = NULL;
+	unsigned i = 0, first_i = 0;
 
-	TAILQ_FOREACH(inst, &registry_instances, all)
-		n++;
-	for (turn = 0; turn < n; turn++) {
-		i = 0;
-		TAILQ_FOREACH(inst, &registry_instances, all)
-			if (i++ == (s->next_source + turn) % n)
-				break;
+	TAILQ_FOREACH(inst, &registry_instances, all) {
 		if (inst->pipe.reserve.len > 0) {
-			s->next_source = (s->next_source + turn + 1) % n;
-			return inst;
+			if (i >= s->next_source) {
+				s->next_source = i + 1;
+				return inst;
+			}
+			if (first == NULL) {
+				first = inst;
+				first_i = i;
+			}
 		}
+		i++;
 	}
-	return NULL;
+	/* Past the end of the list: wrap to the first that has bytes. */
+	if (first != NULL)
+		s->next_source = first_i + 1;
+	return first;
 }
 
 /* File, FIFO, stdout or test mode: take everything the reserves hold. */
