@@ -29,7 +29,7 @@
 
 #include "audio_extract.h"
 #include "builtin.h"
-#include "source.h"
+#include <entropyd/source.h>
 
 #define AUDIO_RATE 48000u
 #define AUDIO_PERIOD_FRAMES 1024u

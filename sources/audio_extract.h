@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 
 #define AUDIO_MAX_CHANNELS 8
 #define AUDIO_BITS_MIN 1

@@ -7,7 +7,7 @@
 
 #include "audio_extract.h"
 #include "builtin.h"
-#include "source.h"
+#include <entropyd/source.h>
 
 /* There is no device to find: say why. */
 static int

@@ -7,7 +7,7 @@
 #ifndef ENTROPYD_BUILTIN_H
 #define ENTROPYD_BUILTIN_H
 
-#include "source.h"
+#include <entropyd/source.h>
 
 extern const struct entropyd_source hwrng_source, file_source;
 extern const struct entropyd_source tpm_source;

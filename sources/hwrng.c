@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "builtin.h"
 
 #define HWRNG_DEFAULT_DEVICE "/dev/hwrng"

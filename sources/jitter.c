@@ -24,7 +24,7 @@
 #include <x86intrin.h>
 #endif
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "builtin.h"
 #include "jitter.h"
 

@@ -11,7 +11,7 @@
 #include <immintrin.h>
 #endif
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "builtin.h"
 #include "x86rng.h"
 

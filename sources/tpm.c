@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "builtin.h"
 #include "tpm_proto.h"
 

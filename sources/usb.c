@@ -39,7 +39,7 @@
 #include <libusb.h>
 #endif
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "builtin.h"
 #include "usb_tty.h"
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 
 /* The kernel's check (arch/x86/kernel/cpu/rdrand.c): 8 samples, >= 5 changes. */
 #define X86RNG_SANITY_SAMPLES 8

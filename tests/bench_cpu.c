@@ -133,7 +133,7 @@ main(int argc, char **argv)
 	condition_global_init();
 	registry_add_builtins();
 	if (options_parse(&cfg, 9, args, err, sizeof err) != 0 ||
-	    registry_configure(&cfg, err, sizeof err) != 0) {
+	    registry_configure(&cfg, NULL, err, sizeof err) != 0) {
 		fprintf(stderr, "bench_cpu: %s\n", err);
 		return 1;
 	}

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
 abuse=$top_srcdir/tests/control-abuse.py
-cap=$(sed -n 's/^#define CONTROL_MAX_CONNECTIONS \([0-9]*\).*/\1/p' "$top_srcdir/src/control.h")
+cap=$(sed -n 's/^#define CONTROL_MAX_CONNECTIONS \([0-9]*\).*/\1/p' "$top_srcdir/src/daemon/control.h")
 plan 14
 
 sock=$tmp/s

@@ -105,6 +105,10 @@ stop "$pid"
 mkfifo "$tmp/a" "$tmp/b"
 head -c 2000000 /dev/urandom >"$tmp/a" &
 track $!
+# The hwrng source takes a FIFO without a writer as a device at its end:
+# hold one writer open (read-write never blocks) so the one below cannot
+# lose the race between the daemon's open and its first read.
+exec 4<>"$tmp/b"
 head -c 2000000 /dev/urandom >"$tmp/b" &
 track $!
 rm -f "$tmp/out"
@@ -120,4 +124,5 @@ taken_hwrng=$(sed -n 's/^entropyd: hwrng: .*taken \([0-9]*\).*/\1/p' "$tmp/log14
 check "two sources share one stream sink (file $taken_file, hwrng $taken_hwrng bytes)" sh -c \
     "test '${taken_file:-0}' -ge 500000 && test '${taken_hwrng:-0}' -ge 500000"
 stop "$pid"
+exec 4>&-
 finish

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 
 /* The daemon's opaque types, as the fake host sees them. */
 struct entropyd_module {

@@ -16,7 +16,7 @@
 
 #include <criterion/criterion.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "fake_host.h"
 #include "builtin.h"
 #include "jitter.h"

@@ -22,7 +22,7 @@
 
 #include <criterion/criterion.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 #include "builtin.h"
 #include "fake_host.h"
 

@@ -177,7 +177,7 @@ bench_source(int argc, char **argv)
 	condition_global_init();
 	registry_add_builtins();
 	if (options_parse(&cfg, nargs, args, err, sizeof err) != 0 ||
-	    registry_configure(&cfg, err, sizeof err) != 0) {
+	    registry_configure(&cfg, NULL, err, sizeof err) != 0) {
 		fprintf(stderr, "entropyd-bench: %s\n", err);
 		return EX_USAGE;
 	}

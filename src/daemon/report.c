@@ -9,6 +9,7 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "log.h"
 #include "registry.h"
 #include "report.h"
@@ -44,7 +45,7 @@ report_status_name(enum report_status s)
 struct report_clock
 report_now(void)
 {
-	struct report_clock c = { .now_ns = registry_now_ns(), .wall = time(NULL) };
+	struct report_clock c = { .now_ns = clock_now_ns(), .wall = time(NULL) };
 
 	return c;
 }
@@ -152,7 +153,7 @@ report_touch(void)
 
 	if (report_epoch_ns == 0)
 		return;
-	c.now_ns = registry_now_ns();
+	c.now_ns = clock_now_ns();
 	report_catch_up(&c);
 }
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "source.h"
+#include <entropyd/source.h>
 
 /*
  * A core-owned thread for a source whose read() blocks or computes. The

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fips.h"
 #include "log.h"
-#include "registry.h"
 #include "sp80090b.h"
 
 #define PREFIX "entropytest: "
@@ -169,7 +169,7 @@ entropytest_report(void)
 	if (opt.pipe)
 		entropytest_speed_print("output channel speed", &stats.output);
 	fprintf(stderr, PREFIX "Program run time: %llu microseconds\n",
-	    (unsigned long long)(registry_now_ns() - stats.start_ns) / 1000);
+	    (unsigned long long)(clock_now_ns() - stats.start_ns) / 1000);
 }
 
 /* Count bytes as taken from the input, and feed them to SP 800-90B. */
@@ -188,7 +188,7 @@ entropytest_consume(const uint8_t *p, size_t len)
 static ssize_t
 entropytest_read(uint8_t *buf, size_t len)
 {
-	uint64_t t0 = registry_now_ns();
+	uint64_t t0 = clock_now_ns();
 	ssize_t r;
 
 	for (;;) {
@@ -203,7 +203,7 @@ entropytest_read(uint8_t *buf, size_t len)
 	}
 	if (r > 0)
 		entropytest_speed_add(&stats.input, (uint64_t)r,
-		    registry_now_ns() - t0);
+		    clock_now_ns() - t0);
 	return r;
 }
 
@@ -227,7 +227,7 @@ entropytest_fill(uint8_t *buf, size_t len, size_t *got)
 static void
 entropytest_write(const uint8_t *buf, size_t len)
 {
-	uint64_t t0 = registry_now_ns();
+	uint64_t t0 = clock_now_ns();
 	size_t off = 0;
 	ssize_t r;
 
@@ -241,7 +241,7 @@ entropytest_write(const uint8_t *buf, size_t len)
 		off += (size_t)r;
 	}
 	stats.bytes_sent += len;
-	entropytest_speed_add(&stats.output, len, registry_now_ns() - t0);
+	entropytest_speed_add(&stats.output, len, clock_now_ns() - t0);
 }
 
 /* SIGINT and SIGTERM end the run; the report is still printed. */
@@ -334,7 +334,7 @@ static struct {
 static bool
 entropytest_blocks(struct fips_ctx *ctx, const uint8_t *in, size_t nblocks)
 {
-	uint64_t t0 = registry_now_ns();
+	uint64_t t0 = clock_now_ns();
 	size_t b, tested = 0;
 	unsigned mask;
 	bool more = true;
@@ -362,21 +362,21 @@ entropytest_blocks(struct fips_ctx *ctx, const uint8_t *in, size_t nblocks)
 		if (opt.blockcount && ++loop.blocks >= opt.blockcount)
 			more = false;
 		else if ((opt.blockstats && ++loop.since_stats >= opt.blockstats) ||
-		    (opt.timedstats_s && registry_now_ns() -
+		    (opt.timedstats_s && clock_now_ns() -
 		    loop.last_stats > opt.timedstats_s * 1000000000u)) {
 			entropytest_speed_add(&stats.fips,
-			    tested * FIPS_BLOCK_BYTES, registry_now_ns() - t0);
+			    tested * FIPS_BLOCK_BYTES, clock_now_ns() - t0);
 			entropytest_write(loop.out, loop.pending);
 			loop.pending = 0;
 			entropytest_report();
-			loop.last_stats = t0 = registry_now_ns();
+			loop.last_stats = t0 = clock_now_ns();
 			loop.since_stats = 0;
 			tested = 0;
 		}
 	}
 	if (tested > 0)
 		entropytest_speed_add(&stats.fips, tested * FIPS_BLOCK_BYTES,
-		    registry_now_ns() - t0);
+		    clock_now_ns() - t0);
 	entropytest_write(loop.out, loop.pending);
 	loop.pending = 0;
 	return more;
@@ -412,7 +412,7 @@ entropytest_mapped(struct fips_ctx *ctx)
 	for (off = (size_t)pos; more && !entropytest_stop &&
 	    len - off >= FIPS_BLOCK_BYTES; ) {
 		size_t n = len - off < batch ? len - off : batch;
-		uint64_t t0 = registry_now_ns();
+		uint64_t t0 = clock_now_ns();
 
 		n -= n % FIPS_BLOCK_BYTES;
 #ifdef MADV_POPULATE_READ
@@ -420,7 +420,7 @@ entropytest_mapped(struct fips_ctx *ctx)
 		    n + (off & 4095), MADV_POPULATE_READ);
 #endif
 		entropytest_speed_add(&stats.input, n,
-		    registry_now_ns() - t0);
+		    clock_now_ns() - t0);
 		more = entropytest_blocks(ctx, map + off, n / FIPS_BLOCK_BYTES);
 		off += n;
 	}
@@ -442,7 +442,7 @@ entropytest_loop(struct fips_ctx *ctx)
 	size_t have = 0, used;
 	ssize_t r;
 
-	loop.last_stats = registry_now_ns();
+	loop.last_stats = clock_now_ns();
 	if (!entropytest_mapped(ctx))
 		return;
 	for (;;) {
@@ -474,7 +474,7 @@ main(int argc, char **argv)
 
 	log_init("entropytest", LOG_TO_STDERR, 0);
 	entropytest_options(argc, argv);
-	stats.start_ns = registry_now_ns();
+	stats.start_ns = clock_now_ns();
 	if (opt.sample_bits)
 		sp80090b_init(&entropytest_health, opt.min_entropy,
 		    opt.sample_bits);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "options.h"
-#include "source.h"
+#include <entropyd/source.h>
 
 /*
  * Drop-in source modules: every *.so in the plugin directory, loaded with

@@ -28,7 +28,7 @@ struct sink;
 /* Overall health, as the api-health-check draft names it. */
 enum report_status { REPORT_PASS, REPORT_WARN, REPORT_FAIL };
 
-/* The clocks a report is made at: monotonic (as registry_now_ns) and wall. */
+/* The clocks a report is made at: monotonic (as clock_now_ns) and wall. */
 struct report_clock {
 	uint64_t now_ns;
 	time_t wall;

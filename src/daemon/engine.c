@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "capture.h"
+#include "clock.h"
 #include "control.h"
 #include "defer.h"
 #include "engine.h"
@@ -512,7 +513,7 @@ static void
 engine_log_stats(void)
 {
 	struct entropyd_instance *inst;
-	uint64_t now = registry_now_ns();
+	uint64_t now = clock_now_ns();
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		const struct pipeline_counters *c = &inst->pipe.count;
@@ -545,7 +546,7 @@ static void
 engine_rate(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst;
-	uint64_t now = registry_now_ns();
+	uint64_t now = clock_now_ns();
 	double secs = (double)(now - engine.rate_mark_ns) / 1e9;
 	char line[1024] = "";
 	size_t len = 0;
@@ -647,7 +648,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	if (cfg->test_mode) {
 		log_info("test mode: nothing is written to the kernel");
-		engine.rate_mark_ns = registry_now_ns();
+		engine.rate_mark_ns = clock_now_ns();
 		engine.ev_rate = engine_every(1000, engine_rate);
 	}
 	registry_set_hooks(&hooks);

@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "builtin.h"
+#include "clock.h"
 #include "defer.h"
 #include "log.h"
-#include "plugin.h"
 #include "registry.h"
 #include "xmalloc.h"
 
@@ -49,7 +49,7 @@ const struct entropyd_host registry_host = {
 	.remove_instance = host_remove_instance,
 	.instance_cookie = host_instance_cookie,
 	.instance_module = host_instance_module,
-	.now_ns = registry_now_ns,
+	.now_ns = clock_now_ns,
 	.set_cookie_release = host_set_cookie_release,
 	.limit_entropy = host_limit_entropy,
 	.defer = defer_add,
@@ -63,15 +63,6 @@ static const char *const registry_state_names[] = {
 	[INSTANCE_SUSPENDED] = "suspended",
 	[INSTANCE_DRAINED] = "drained",
 };
-
-uint64_t
-registry_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 const char *
 registry_state_name(enum instance_state s)
@@ -216,7 +207,7 @@ host_add_instance(struct entropyd_module *m, const char *id, const char *device,
 	inst->cookie = cookie;
 	inst->fd = -1;
 	inst->state = INSTANCE_ABSENT;
-	inst->state_since_ns = registry_now_ns();
+	inst->state_since_ns = clock_now_ns();
 	pipeline_init(&inst->pipe, raw, m->src->sample_bits, m->entropy_bits);
 	TAILQ_INSERT_TAIL(&m->instances, inst, entry);
 	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
@@ -288,7 +279,7 @@ registry_set_state(struct entropyd_instance *inst, enum instance_state state)
 	log_debug("%s: %s -> %s", inst->name, registry_state_name(inst->state),
 	    registry_state_name(state));
 	inst->state = state;
-	inst->state_since_ns = registry_now_ns();
+	inst->state_since_ns = clock_now_ns();
 }
 
 /* Free a closed instance and unlink it. */
@@ -445,7 +436,8 @@ registry_apply_option(const struct config_option *o, char *err, size_t errlen)
 }
 
 int
-registry_configure(const struct config *cfg, char *err, size_t errlen)
+registry_configure(const struct config *cfg, registry_refuse_fn refuse, char *err,
+    size_t errlen)
 {
 	struct entropyd_module *m, *next;
 	size_t i;
@@ -467,9 +459,9 @@ registry_configure(const struct config *cfg, char *err, size_t errlen)
 		next = TAILQ_NEXT(m, entry);
 		if (registry_enable(m, cfg, err, errlen) == -1) {
 			/* A built-in's bad option is a usage error; a plugin is refused. */
-			if (m->path == NULL)
+			if (m->path == NULL || refuse == NULL)
 				return EX_USAGE;
-			plugin_init_failed(m, err);
+			refuse(m, err);
 		}
 	}
 	return 0;

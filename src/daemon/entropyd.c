@@ -52,7 +52,7 @@ main(int argc, char **argv)
 	log_init("entropyd", LOG_TO_STDERR, cfg.verbose);
 	registry_add_builtins();
 	plugin_load_dir(cfg.plugin_dir);
-	if (registry_configure(&cfg, err, sizeof err) != 0)
+	if (registry_configure(&cfg, plugin_init_failed, err, sizeof err) != 0)
 		usage_error(err);
 	if (cfg.show_options != NULL) {
 		registry_print_options(registry_find(cfg.show_options), stdout);

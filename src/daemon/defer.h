@@ -2,7 +2,7 @@
 #ifndef ENTROPYD_DEFER_H
 #define ENTROPYD_DEFER_H
 
-#include "source.h"
+#include <entropyd/source.h>
 
 struct event_base;
 

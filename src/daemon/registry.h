@@ -9,7 +9,7 @@
 
 #include "options.h"
 #include "pipeline.h"
-#include "source.h"
+#include <entropyd/source.h>
 
 /*
  * The modules the daemon knows (built in, and later drop-ins), their
@@ -85,12 +85,16 @@ void registry_set_hooks(const struct registry_hooks *);
 int registry_add(const struct entropyd_source *, const char *path, char *err, size_t errlen);
 void registry_add_builtins(void);
 struct entropyd_module *registry_find(const char *name);
+/* Called for a drop-in whose configure() failed: it must remove the module. */
+typedef void (*registry_refuse_fn)(struct entropyd_module *, const char *why);
 /*
  * Apply the command line: unknown names, keys and values are usage errors
  * (EX_USAGE with one line in err); then each enabled module's configure():
- * a built-in failing is EX_USAGE, a plugin failing is refused (plugin.h).
+ * a built-in failing is EX_USAGE, a drop-in failing is handed to refuse
+ * (the plugin loader's plugin_init_failed; NULL: a usage error too).
  */
-int registry_configure(const struct config *, char *err, size_t errlen);
+int registry_configure(const struct config *, registry_refuse_fn refuse, char *err,
+    size_t errlen);
 /*
  * Select one module by -x/-n and run its configure() when enabled (also for
  * plugins loaded on SIGHUP). 0, or -1 with err set.
@@ -117,7 +121,6 @@ bool registry_has_error(struct entropyd_instance *);
 void registry_clear_error(struct entropyd_instance *);
 const char *registry_state_name(enum instance_state);
 void registry_set_state(struct entropyd_instance *, enum instance_state);
-uint64_t registry_now_ns(void);
 /* Forget an instance that is closed (after remove_instance). */
 void registry_free_instance(struct entropyd_instance *);
 void registry_free(void);
