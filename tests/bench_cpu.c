@@ -71,6 +71,7 @@ bench_source(const char *name, double secs)
 	uint64_t bytes = 0, credited = 0;
 	void *state;
 	ssize_t n;
+	unsigned credit;
 
 	if (m == NULL || registry_probe(m) <= 0 || (inst = TAILQ_FIRST(&m->instances)) == NULL) {
 		printf("%-7s unusable: %s\n", name, m && m->unusable ? m->unusable : "unknown");
@@ -104,7 +105,7 @@ bench_source(const char *name, double secs)
 			pipeline_input(&inst->pipe, buf, (size_t)n);
 		}
 		/* Drain the reserve like a sink, so the source never idles. */
-		while ((n = (ssize_t)reserve_take(&inst->pipe.reserve, out, sizeof out)) > 0) {
+		while ((n = (ssize_t)pipeline_take(&inst->pipe, out, sizeof out, &credit)) > 0) {
 			if (first < 0)
 				first = bench_now() - start;
 			credited += (uint64_t)n;

@@ -156,17 +156,55 @@ Test(reserve, wraps_drops_oldest_and_wipes)
 		in[i] = (uint8_t)(i * 7);
 	reserve_init(&r);
 	cr_expect(reserve_wants(&r));
-	reserve_put(&r, in, 1000);
-	cr_expect_eq(reserve_take(&r, out, 600), 600);
+	reserve_put(&r, in, 1000, 0);
+	cr_expect_eq(reserve_take(&r, out, 600, NULL), 600);
 	cr_expect_arr_eq(out, in, 600);
-	reserve_put(&r, in + 1000, RESERVE_CAPACITY - 400 + 100);
+	reserve_put(&r, in + 1000, RESERVE_CAPACITY - 400 + 100, 0);
 	cr_expect_eq(r.len, RESERVE_CAPACITY);
 	cr_expect_eq(r.dropped, 100, "overflow drops exactly the excess");
 	cr_expect(!reserve_wants(&r));
-	cr_expect_eq(reserve_take(&r, out, sizeof out), RESERVE_CAPACITY);
+	cr_expect_eq(reserve_take(&r, out, sizeof out, NULL), RESERVE_CAPACITY);
 	cr_expect_arr_eq(out, in + 700, RESERVE_CAPACITY, "the oldest bytes were dropped");
 	for (i = 0; i < RESERVE_CAPACITY; i++)
 		cr_assert_eq(r.ring[i], 0, "taken bytes are wiped from the ring");
+	reserve_free(&r);
+}
+
+Test(reserve, carries_the_credit_put_in_and_never_more)
+{
+	struct reserve r;
+	static uint8_t in[RESERVE_CAPACITY], out[RESERVE_CAPACITY];
+	uint64_t credit, total = 0;
+	size_t n;
+
+	reserve_init(&r);
+	/* Outputs of 32 bytes at 256 bits, as a credited conditioner gives them. */
+	for (n = 0; n < 100; n++)
+		reserve_put(&r, in, 32, 256);
+	cr_expect_eq(r.credit_bits, 25600);
+	cr_expect_eq(reserve_take(&r, out, 64, &credit), 64);
+	cr_expect_eq(credit, 512, "a take carries exactly its bytes' share");
+	cr_expect_eq(reserve_take(&r, out, 7, &credit), 7);
+	cr_expect_eq(credit, 56);
+	total = 512 + 56;
+	while ((n = reserve_take(&r, out, 1000, &credit)) > 0)
+		total += credit;
+	cr_expect_eq(total, 25600, "everything put in comes out, and no more");
+	cr_expect_eq(r.credit_bits, 0);
+
+	/* Uncredited bytes mixed with credited ones never raise the credit. */
+	reserve_put(&r, in, 100, 0);
+	reserve_put(&r, in, 100, 800);
+	cr_expect_eq(reserve_take(&r, out, 200, &credit), 200);
+	cr_expect_eq(credit, 800);
+
+	/* Overflow drops the oldest bytes with their share. */
+	reserve_put(&r, in, RESERVE_CAPACITY, (uint64_t)RESERVE_CAPACITY * 8);
+	reserve_put(&r, in, 1024, 0);
+	cr_expect_eq(r.credit_bits, (uint64_t)(RESERVE_CAPACITY - 1024) * 8,
+	    "the dropped bytes took their credit with them");
+	reserve_clear(&r);
+	cr_expect_eq(r.credit_bits, 0);
 	reserve_free(&r);
 }
 
@@ -201,7 +239,45 @@ Test(pipeline, random_blocks_pass_and_are_conditioned)
 	cr_expect_eq(p.count.bytes_conditioned,
 	    (p.count.blocks_passed * FIPS_BLOCK_BYTES / 40) * 32);
 	cr_expect_eq(p.reserve.len, p.count.bytes_conditioned);
+	cr_expect_eq(p.reserve.credit_bits, p.count.bytes_conditioned * 8,
+	    "full-entropy outputs carry 8 bits per byte, as the conditioner decided");
 	cr_expect(pipeline_credited(&p));
+	pipeline_free(&p);
+}
+
+Test(pipeline, credit_is_capped_per_byte_and_taken_with_the_bytes)
+{
+	struct pipeline p;
+	uint8_t boot[4], out[64];
+	unsigned credit;
+
+	pipeline_init(&p, false, 0, 8);
+	pipeline_cap_credit(&p, 3);
+	random_bytes(boot, 4);
+	pipeline_input(&p, boot, 4);
+	feed_blocks(&p, 4, 0);
+	cr_assert_gt(p.reserve.len, 64);
+	cr_expect_eq(p.reserve.credit_bits, p.reserve.len * 3, "-e 3 caps every output byte");
+	cr_expect_eq(pipeline_take(&p, out, 64, &credit), 64);
+	cr_expect_eq(credit, 64 * 3);
+	cr_expect_eq(p.count.bytes_taken, 64);
+	cr_expect_eq(p.count.bits_credited, 0, "only the sink's note counts credit as given");
+	pipeline_note_credit(&p, credit);
+	cr_expect_eq(p.count.bits_credited, 192);
+	pipeline_free(&p);
+}
+
+Test(pipeline, uncredited_source_carries_no_credit)
+{
+	struct pipeline p;
+	uint8_t boot[4];
+
+	pipeline_init(&p, false, 0, 0);
+	random_bytes(boot, 4);
+	pipeline_input(&p, boot, 4);
+	feed_blocks(&p, 4, 0);
+	cr_assert_gt(p.reserve.len, 0);
+	cr_expect_eq(p.reserve.credit_bits, 0);
 	pipeline_free(&p);
 }
 
@@ -376,6 +452,8 @@ Test(pipeline, raw_output_passes_fips_before_the_reserve)
 	cr_expect_gt(p.count.blocks_tested, 0);
 	cr_expect_eq(p.count.bytes_conditioned, p.count.blocks_passed * FIPS_BLOCK_BYTES,
 	    "the reserve receives whole passing blocks of conditioned bytes");
+	cr_expect_eq(p.reserve.credit_bits, p.reserve.len * 8,
+	    "the conditioner's credit crosses FIPS blocks intact");
 	cr_expect_eq(p.count.samples_discarded, SP80090B_STARTUP_SAMPLES);
 	pipeline_free(&p);
 }

@@ -38,7 +38,7 @@ add(int i, const char *name, enum instance_state state)
 	inst->device = (char *)"/dev/fake";
 	inst->state = state;
 	inst->state_since_ns = 40000000000u;
-	inst->fd = 3;
+	inst->driven_by = INSTANCE_DRIVE_POLL;
 	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
 	return inst;
 }

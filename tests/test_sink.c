@@ -6,7 +6,6 @@
 
 #include <criterion/criterion.h>
 
-#include "registry.h"
 #include "sink.h"
 
 /* What the kernel was asked, in order. */
@@ -14,7 +13,6 @@ struct call {
 	char what;          /* 'a' add, 'm' mix, 'r' reseed */
 	size_t len;
 	unsigned credit;
-	const struct entropyd_instance *from;
 };
 
 static struct call calls[256];
@@ -28,7 +26,7 @@ static struct config cfg;
 static int
 rec_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit)
 {
-	calls[ncalls++] = (struct call){ 'a', len, credit, NULL };
+	calls[ncalls++] = (struct call){ 'a', len, credit };
 	credited_total += credit;
 	return 0;
 }
@@ -36,14 +34,14 @@ rec_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit)
 static int
 rec_mix(struct sink *s, const uint8_t *buf, size_t len)
 {
-	calls[ncalls++] = (struct call){ 'm', len, 0, NULL };
+	calls[ncalls++] = (struct call){ 'm', len, 0 };
 	return 0;
 }
 
 static int
 rec_reseed(struct sink *s)
 {
-	calls[ncalls++] = (struct call){ 'r', 0, 0, NULL };
+	calls[ncalls++] = (struct call){ 'r', 0, 0 };
 	return 0;
 }
 
@@ -67,42 +65,48 @@ static const struct sink_kernel_ops recording = {
 	.entropy_avail = rec_entropy_avail,
 };
 
-static int
-fake_probe(struct entropyd_module *m, const struct entropyd_host *h)
+/* A source as a sink sees it: a pipeline, healthy or not, credited or not. */
+struct fake_source {
+	struct pipeline pipe;
+	bool running;
+	bool credited;
+};
+
+static struct fake_source sources[3];
+static struct fake_source *a = &sources[0], *b = &sources[1], *none = &sources[2];
+
+/* The supply: the three fake sources in order. */
+static struct pipeline *
+fake_next(void *ctx, struct pipeline *prev, bool *kernel_ok)
 {
-	return 0;
+	size_t i = prev == NULL ? 0 : (size_t)((struct fake_source *)(void *)prev - sources) + 1;
+
+	if (i >= sizeof sources / sizeof sources[0])
+		return NULL;
+	*kernel_ok = sources[i].running && sources[i].credited;
+	return &sources[i].pipe;
 }
 
-static const struct entropyd_source fake_a = {
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR, .size = sizeof(struct entropyd_source),
-	.name = "fake_a", .description = "test", .entropy_bits = 8, .probe = fake_probe,
-};
-static const struct entropyd_source fake_b = {
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR, .size = sizeof(struct entropyd_source),
-	.name = "fake_b", .description = "test", .entropy_bits = 8, .probe = fake_probe,
-};
-static const struct entropyd_source fake_none = {
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR, .size = sizeof(struct entropyd_source),
-	.name = "fake_none", .description = "uncredited", .entropy_bits = 8,
-	.flags = ENTROPYD_SOURCE_CREDIT_ON_REQUEST, .probe = fake_probe,
-};
+static const struct sink_supply supply = { .next = fake_next };
 
-static struct entropyd_instance *a, *b, *none;
-
-/* A running instance of a fake module holding len bytes of conditioned data. */
-static struct entropyd_instance *
-running(const struct entropyd_source *src, size_t len)
+/* Give a source len bytes of one value, carrying bits_per_byte each. */
+static void
+fill(struct fake_source *f, uint8_t value, size_t len, unsigned bits_per_byte)
 {
-	struct entropyd_instance *inst;
 	static uint8_t data[RESERVE_CAPACITY];
-	char err[128];
 
-	cr_assert_eq(registry_add(src, NULL, err, sizeof err), 0, "%s", err);
-	inst = registry_host.add_instance(registry_find(src->name), "", "fake", NULL);
-	inst->state = INSTANCE_RUNNING;
-	memset(data, 0x5a, len);
-	reserve_put(&inst->pipe.reserve, data, len);
-	return inst;
+	memset(data, value, len);
+	reserve_put(&f->pipe.reserve, data, len, (uint64_t)len * bits_per_byte);
+}
+
+/* A running source holding len bytes of conditioned data. */
+static void
+running(struct fake_source *f, bool credited, size_t len)
+{
+	pipeline_init(&f->pipe, false, 0, credited ? 8 : 0);
+	f->running = true;
+	f->credited = credited;
+	fill(f, 0x5a, len, credited ? 8 : 0);
 }
 
 static void
@@ -120,15 +124,18 @@ setup(void)
 	credited_total = 0;
 	ready_after_bits = 0;
 	pool_bits = 4096;
-	a = running(&fake_a, 8192);
-	b = running(&fake_b, 8192);
-	none = running(&fake_none, 8192);
+	running(a, true, 8192);
+	running(b, true, 8192);
+	running(none, false, 8192);
 }
 
 static void
 teardown(void)
 {
-	registry_free();
+	size_t i;
+
+	for (i = 0; i < sizeof sources / sizeof sources[0]; i++)
+		pipeline_free(&sources[i].pipe);
 }
 
 /* Count the calls of one kind. */
@@ -150,7 +157,7 @@ Test(sink, host_mix_comes_first_and_is_never_credited)
 
 	ready_after_bits = 1024;
 	cr_assert_eq(sink_mix_host(&sink, host, sizeof host), 0);
-	cr_assert_eq(sink_service(&sink), SINK_OK);
+	cr_assert_eq(sink_service(&sink, &supply), SINK_OK);
 	cr_assert_gt(ncalls, 1);
 	cr_expect_eq(calls[0].what, 'm', "the uncredited host mix is the first thing written");
 	cr_expect_eq(calls[0].credit, 0);
@@ -161,7 +168,7 @@ Test(sink, boot_feeds_until_ready_then_a_burst)
 {
 	ready_after_bits = 1536; /* three 64-byte steps at 8 bits per byte */
 	cr_assert_eq(sink.phase, SINK_BOOT);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(sink.phase, SINK_STEADY);
 	/* Whole passes over the two credited sources: 1536 bits is reached after
 	 * the second pass (4 steps, 2048 bits); the burst adds 2048 more. */
@@ -176,20 +183,20 @@ Test(sink, boot_waits_for_data)
 	ready_after_bits = 100000;
 	reserve_clear(&a->pipe.reserve);
 	reserve_clear(&b->pipe.reserve);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(count('a'), 0);
 	cr_expect_eq(sink.phase, SINK_BOOT, "still booting: the CRNG is not ready");
 }
 
 Test(sink, topup_mixes_every_source_then_reseeds)
 {
-	sink_service(&sink); /* ready at once: burst */
+	sink_service(&sink, &supply); /* ready at once: burst */
 	cr_assert_eq(sink.phase, SINK_STEADY);
 	ncalls = 0;
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(ncalls, 0, "nothing between top-ups");
 	sink_topup(&sink);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_assert_eq(count('a'), 2, "one step from each healthy credited source");
 	cr_expect(calls[0].len == 64 && calls[1].len == 64);
 	cr_expect_geq(calls[0].credit + calls[1].credit, SINK_TOPUP_BITS);
@@ -203,10 +210,10 @@ Test(sink, no_reseed_turns_reseeding_off)
 	cfg.no_reseed = true;
 	sink_kernel_init(&sink, &cfg, true);
 	sink.ops = &recording;
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	ncalls = 0;
 	sink_topup(&sink);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(count('a'), 2);
 	cr_expect_eq(count('r'), 0);
 }
@@ -215,65 +222,83 @@ Test(sink, a_failed_source_is_left_out)
 {
 	uint64_t b_taken;
 
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	ncalls = 0;
-	b->state = INSTANCE_SUSPENDED;
+	b->running = false;
 	b_taken = b->pipe.count.bytes_taken;
 	sink_topup(&sink);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(count('a'), 1, "one step (512 bits) from the healthy source covers it");
 	cr_expect_eq(b->pipe.count.bytes_taken, b_taken, "nothing from the suspended source");
 }
 
-Test(sink, entropy_count_caps_credit_per_byte)
+Test(sink, credits_what_the_conditioner_decided)
 {
-	cfg.entropy_count_bits = 2;
-	sink_kernel_init(&sink, &cfg, true);
-	sink.ops = &recording;
+	uint8_t drop[RESERVE_CAPACITY];
+
+	/* Bytes carrying 2 bits each, as a pipeline capped by -e 2 holds them. */
+	reserve_take(&a->pipe.reserve, drop, sizeof drop, NULL);
+	reserve_take(&b->pipe.reserve, drop, sizeof drop, NULL);
+	fill(a, 1, 8192, 2);
+	fill(b, 2, 8192, 2);
 	ready_after_bits = 0;
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_assert_gt(count('a'), 0);
-	cr_expect_eq(calls[0].credit, 64 * 2);
+	cr_expect_eq(calls[0].credit, 64 * 2, "the sink's own -e (8) adds nothing");
 	cr_expect_eq(credited_total, SINK_BURST_BITS);
+	cr_expect_eq(a->pipe.count.bits_credited + b->pipe.count.bits_credited, SINK_BURST_BITS,
+	    "each source counts what the kernel accepted from it");
+}
+
+Test(sink, bytes_without_credit_are_never_credited)
+{
+	uint8_t drop[RESERVE_CAPACITY];
+
+	reserve_take(&a->pipe.reserve, drop, sizeof drop, NULL);
+	reserve_take(&b->pipe.reserve, drop, sizeof drop, NULL);
+	fill(a, 1, 1024, 0);
+	ready_after_bits = 100000;
+	sink_service(&sink, &supply);
+	cr_assert_gt(count('a'), 0, "the bytes still reach the pool");
+	cr_expect_eq(credited_total, 0, "with the credit they carry: none");
 }
 
 Test(sink, older_kernels_feed_below_the_watermark)
 {
 	sink_kernel_init(&sink, &cfg, false);
 	sink.ops = &recording;
-	sink_service(&sink); /* boot and burst */
+	sink_service(&sink, &supply); /* boot and burst */
 	ncalls = 0;
 	pool_bits = 3000;
 	sink_pool_writable(&sink);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(count('a'), 0, "at or above -W: nothing");
 	pool_bits = 100;
 	sink_pool_writable(&sink);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(count('a'), 2, "below -W: one -s step (a pass over the sources)");
 	cr_expect_eq(count('r'), 0, "a watermark feed is not a top-up");
 }
 
 Test(sink, modern_kernels_ignore_the_watermark)
 {
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	ncalls = 0;
 	pool_bits = 0;
 	sink_pool_writable(&sink);
-	sink_service(&sink);
+	sink_service(&sink, &supply);
 	cr_expect_eq(ncalls, 0);
 }
 
-/* Empty an instance's reserve, then give it len bytes of one value. */
+/* Empty a source's reserve, then give it len bytes of one value. */
 static void
-refill(struct entropyd_instance *inst, uint8_t value, size_t len)
+refill(struct fake_source *f, uint8_t value, size_t len)
 {
 	static uint8_t buf[RESERVE_CAPACITY];
 
-	while (reserve_take(&inst->pipe.reserve, buf, sizeof buf) > 0)
+	while (reserve_take(&f->pipe.reserve, buf, sizeof buf, NULL) > 0)
 		continue;
-	memset(buf, value, len);
-	reserve_put(&inst->pipe.reserve, buf, len);
+	fill(f, value, len, 8);
 }
 
 Test(sink, a_stream_sink_takes_turns_between_sources)
@@ -290,10 +315,10 @@ Test(sink, a_stream_sink_takes_turns_between_sources)
 	refill(b, 0, 0);
 	/* a alone: a is taken. Then a again, and b: b's turn comes first. */
 	refill(a, 'A', 1000);
-	cr_assert_eq(sink_service(&sink), SINK_OK);
+	cr_assert_eq(sink_service(&sink, &supply), SINK_OK);
 	refill(a, 'a', 1000);
 	refill(b, 'B', 1000);
-	cr_assert_eq(sink_service(&sink), SINK_OK);
+	cr_assert_eq(sink_service(&sink, &supply), SINK_OK);
 	cr_assert_eq(pread(fd, out, sizeof out, 0), (ssize_t)sizeof out);
 	cr_expect(out[0] == 'A' && out[999] == 'A', "a first, alone");
 	cr_expect(out[1000] == 'B' && out[1999] == 'B', "then b, whose turn it was: %c", out[1000]);

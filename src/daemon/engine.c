@@ -45,11 +45,22 @@ struct engine {
 
 static struct engine engine;
 
+/* How the engine drives one instance: the machinery the registry's record leaves out. */
+struct engine_slot {
+	void *source_state;  /* the module's, between open and close */
+	int fd;              /* polled fd, or -1 for a reader thread */
+	struct event *ev_read;
+	struct event *ev_retry;
+	struct reader *reader;
+	uint64_t rate_mark;  /* bytes taken at the last rate line (test mode) */
+};
+
 static void engine_open(struct entropyd_instance *);
 static void engine_close(struct entropyd_instance *);
 static void engine_demand(struct entropyd_instance *);
 static void engine_feed(void);
 static void engine_feed_and_demand(void);
+static void engine_free_slot(struct entropyd_instance *);
 
 /* Convert milliseconds to a timeval for libevent. */
 static struct timeval
@@ -99,7 +110,7 @@ engine_schedule_retry(struct entropyd_instance *inst)
 
 	inst->backoff_ms = engine_next_backoff(inst->backoff_ms);
 	tv = engine_tv(inst->backoff_ms);
-	evtimer_add(inst->ev_retry, &tv);
+	evtimer_add(inst->slot->ev_retry, &tv);
 	log_debug("%s: retry in %u ms", inst->name, inst->backoff_ms);
 }
 
@@ -215,7 +226,7 @@ engine_readable(int fd, short what, void *arg)
 	int err;
 
 	errno = 0;
-	n = inst->module->src->read(inst->source_state, buf, sizeof buf);
+	n = inst->module->src->read(inst->slot->source_state, buf, sizeof buf);
 	err = errno;
 	engine_handle(inst, n, err, buf);
 	explicit_bzero(buf, sizeof buf);
@@ -231,7 +242,7 @@ static void
 engine_reader_ready(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	struct reader *r = inst->reader;
+	struct reader *r = inst->slot->reader;
 	const uint8_t *buf;
 	ssize_t n;
 	int err;
@@ -244,7 +255,7 @@ engine_reader_ready(int fd, short what, void *arg)
 		return;
 	}
 	engine_handle(inst, n, err, buf);
-	if (inst->reader == r)
+	if (inst->slot->reader == r)
 		reader_release(r);
 }
 
@@ -254,13 +265,13 @@ engine_demand(struct entropyd_instance *inst)
 {
 	bool want = reserve_wants(&inst->pipe.reserve);
 
-	if (inst->reader != NULL)
-		reader_want(inst->reader, want, pipeline_next_read(&inst->pipe),
+	if (inst->slot->reader != NULL)
+		reader_want(inst->slot->reader, want, pipeline_next_read(&inst->pipe),
 		    pipeline_read_ahead(&inst->pipe));
 	else if (want)
-		event_add(inst->ev_read, NULL);
+		event_add(inst->slot->ev_read, NULL);
 	else
-		event_del(inst->ev_read);
+		event_del(inst->slot->ev_read);
 }
 
 /* Open an instance and start reading it, or schedule another try. */
@@ -272,7 +283,7 @@ engine_open(struct entropyd_instance *inst)
 
 	if (engine_is_open(inst) || inst->removed)
 		return;
-	evtimer_del(inst->ev_retry);
+	evtimer_del(inst->slot->ev_retry);
 	if (src->open(inst, &state) == -1) {
 		if (!registry_has_error(inst))
 			registry_set_error(inst, "cannot open %s", inst->device);
@@ -280,23 +291,25 @@ engine_open(struct entropyd_instance *inst)
 		engine_schedule_retry(inst);
 		return;
 	}
-	inst->source_state = state;
+	inst->slot->source_state = state;
 	registry_clear_error(inst);
 	pipeline_restart(&inst->pipe);
-	inst->fd = src->pollfd(state);
-	if (inst->fd >= 0) {
-		inst->ev_read = event_new(engine.base, inst->fd, EV_READ | EV_PERSIST,
+	inst->slot->fd = src->pollfd(state);
+	if (inst->slot->fd >= 0) {
+		inst->slot->ev_read = event_new(engine.base, inst->slot->fd, EV_READ | EV_PERSIST,
 		    engine_readable, inst);
+		inst->driven_by = INSTANCE_DRIVE_POLL;
 	} else {
-		inst->reader = reader_start(src, state);
-		inst->ev_read = event_new(engine.base, reader_fd(inst->reader),
+		inst->slot->reader = reader_start(src, state);
+		inst->slot->ev_read = event_new(engine.base, reader_fd(inst->slot->reader),
 		    EV_READ | EV_PERSIST, engine_reader_ready, inst);
-		event_add(inst->ev_read, NULL);
+		event_add(inst->slot->ev_read, NULL);
+		inst->driven_by = INSTANCE_DRIVE_THREAD;
 	}
 	registry_set_state(inst, pipeline_started(&inst->pipe) ? INSTANCE_RUNNING :
 	    INSTANCE_STARTING);
 	log_info("%s: reading %s (%s, %g bits per %s credited)", inst->name, inst->device,
-	    inst->fd >= 0 ? "polled" : "reader thread", inst->module->entropy_bits,
+	    inst->slot->fd >= 0 ? "polled" : "reader thread", inst->module->entropy_bits,
 	    src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
 	engine.warned_none = false;
 	engine_notify_status();
@@ -311,30 +324,45 @@ engine_close(struct entropyd_instance *inst)
 
 	if (!engine_is_open(inst))
 		return;
-	if (inst->ev_read != NULL)
-		event_free(inst->ev_read);
-	inst->ev_read = NULL;
-	if (inst->reader != NULL)
-		stopped = reader_stop(inst->reader, ENGINE_STOP_TIMEOUT_MS);
-	inst->reader = NULL;
+	if (inst->slot->ev_read != NULL)
+		event_free(inst->slot->ev_read);
+	inst->slot->ev_read = NULL;
+	if (inst->slot->reader != NULL)
+		stopped = reader_stop(inst->slot->reader, ENGINE_STOP_TIMEOUT_MS);
+	inst->slot->reader = NULL;
 	if (stopped)
-		inst->module->src->close(inst->source_state);
+		inst->module->src->close(inst->slot->source_state);
 	else
 		log_warnx("%s: reader stuck in read(); leaving it", inst->name);
-	inst->source_state = NULL;
-	inst->fd = -1;
+	inst->slot->source_state = NULL;
+	inst->slot->fd = -1;
+	inst->driven_by = INSTANCE_DRIVE_NONE;
 }
 
 /* A module added an instance (probe, re-probe or hotplug): open it unless it is. */
 static void
 engine_added(struct entropyd_instance *inst)
 {
-	if (inst->ev_retry == NULL)
-		inst->ev_retry = evtimer_new(engine.base, engine_retry, inst);
+	if (inst->slot == NULL) {
+		inst->slot = xcalloc(1, sizeof *inst->slot);
+		inst->slot->fd = -1;
+		inst->slot->ev_retry = evtimer_new(engine.base, engine_retry, inst);
+	}
 	if (!engine_is_open(inst)) {
 		inst->backoff_ms = 0;
 		engine_open(inst);
 	}
+}
+
+/* Forget the machinery of a closed instance. */
+static void
+engine_free_slot(struct entropyd_instance *inst)
+{
+	if (inst->slot == NULL)
+		return;
+	event_free(inst->slot->ev_retry);
+	free(inst->slot);
+	inst->slot = NULL;
 }
 
 /* A module removed an instance (unplug): close and forget it. */
@@ -343,8 +371,7 @@ engine_removed(struct entropyd_instance *inst)
 {
 	log_info("%s: removed", inst->name);
 	engine_close(inst);
-	if (inst->ev_retry != NULL)
-		event_free(inst->ev_retry);
+	engine_free_slot(inst);
 	registry_free_instance(inst);
 	engine_notify_status();
 }
@@ -364,6 +391,28 @@ engine_gone(struct entropyd_instance *inst, const char *reason)
 	engine_take_down(inst, INSTANCE_ABSENT);
 }
 
+/*
+ * The sink's supply: every instance's pipeline in the registry's order; the
+ * kernel may take from running, credited ones.
+ */
+static struct pipeline *
+engine_supply_next(void *ctx, struct pipeline *prev, bool *kernel_ok)
+{
+	struct entropyd_instance *inst;
+
+	if (prev == NULL)
+		inst = TAILQ_FIRST(&registry_instances);
+	else
+		inst = TAILQ_NEXT((struct entropyd_instance *)(void *)((char *)prev -
+		    offsetof(struct entropyd_instance, pipe)), all);
+	if (inst == NULL)
+		return NULL;
+	*kernel_ok = inst->state == INSTANCE_RUNNING && pipeline_credited(&inst->pipe);
+	return &inst->pipe;
+}
+
+static const struct sink_supply engine_supply = { .next = engine_supply_next };
+
 /* Let the sink take what it wants; a failed sink ends the daemon. */
 static void
 engine_feed(void)
@@ -371,7 +420,7 @@ engine_feed(void)
 	uint64_t credited = engine.sink->bits_credited;
 
 	report_touch();
-	switch (sink_service(engine.sink)) {
+	switch (sink_service(engine.sink, &engine_supply)) {
 	case SINK_OK:
 		break;
 	case SINK_CLOSED:
@@ -558,9 +607,9 @@ engine_rate(int fd, short what, void *arg)
 		if (len < sizeof line)
 			len += (size_t)snprintf(line + len, sizeof line - len,
 			    "%s%s %.1f kB/s (%s)", len ? ", " : "", inst->name,
-			    (double)(taken - inst->sink_bytes_mark) / secs / 1000.0,
+			    (double)(taken - inst->slot->rate_mark) / secs / 1000.0,
 			    registry_state_name(inst->state));
-		inst->sink_bytes_mark = taken;
+		inst->slot->rate_mark = taken;
 	}
 	log_info("rate: %s", len ? line : "no sources");
 }
@@ -662,13 +711,11 @@ engine_run(const struct config *cfg, struct sink *sink)
 
 	/* Interrupt every blocked reader at once, then close them one by one. */
 	TAILQ_FOREACH(inst, &registry_instances, all)
-		if (inst->reader != NULL)
-			reader_request_stop(inst->reader);
+		if (inst->slot != NULL && inst->slot->reader != NULL)
+			reader_request_stop(inst->slot->reader);
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		engine_close(inst);
-		if (inst->ev_retry != NULL)
-			event_free(inst->ev_retry);
-		inst->ev_retry = NULL;
+		engine_free_slot(inst);
 	}
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		event_free(engine.ev_signals[i]);

@@ -20,6 +20,7 @@
 struct module_list registry_modules = TAILQ_HEAD_INITIALIZER(registry_modules);
 struct instance_list registry_instances = TAILQ_HEAD_INITIALIZER(registry_instances);
 static struct registry_hooks registry_hooks;
+static unsigned registry_credit_cap = 8; /* -e: bits credited per output byte at most */
 static pthread_mutex_t registry_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void host_log(struct entropyd_instance *, int, const char *, ...)
@@ -205,10 +206,10 @@ host_add_instance(struct entropyd_module *m, const char *id, const char *device,
 	inst->name = name;
 	inst->device = xstrdup(device != NULL ? device : "");
 	inst->cookie = cookie;
-	inst->fd = -1;
 	inst->state = INSTANCE_ABSENT;
 	inst->state_since_ns = clock_now_ns();
 	pipeline_init(&inst->pipe, raw, m->src->sample_bits, m->entropy_bits);
+	pipeline_cap_credit(&inst->pipe, registry_credit_cap);
 	TAILQ_INSERT_TAIL(&m->instances, inst, entry);
 	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
 	if (registry_hooks.added != NULL)
@@ -265,6 +266,7 @@ host_limit_entropy(struct entropyd_instance *inst, double bits)
 	pipeline_free(&inst->pipe);
 	pipeline_init(&inst->pipe, m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES,
 	    m->src->sample_bits, bits);
+	pipeline_cap_credit(&inst->pipe, registry_credit_cap);
 	inst->pipe.count = count;
 	log_info("%s: estimate lowered to %g bits per %s by its module", inst->name, bits,
 	    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
@@ -442,6 +444,8 @@ registry_configure(const struct config *cfg, registry_refuse_fn refuse, char *er
 	struct entropyd_module *m, *next;
 	size_t i;
 
+	if (cfg->entropy_count_bits > 0)
+		registry_credit_cap = cfg->entropy_count_bits;
 	for (i = 0; i < cfg->n_exclude; i++)
 		if (strcmp(cfg->exclude[i], "all") != 0 &&
 		    registry_lookup("-x", cfg->exclude[i], err, errlen) == NULL)

@@ -25,9 +25,19 @@ enum instance_state {
 	INSTANCE_DRAINED,   /* a finite input ended; SIGHUP retries it */
 };
 
-struct reader;
-struct event;
+/* How the engine reads an instance: its own fd, or a reader thread (shown by reports). */
+enum instance_drive {
+	INSTANCE_DRIVE_NONE,   /* not open */
+	INSTANCE_DRIVE_POLL,   /* the module's fd, polled by the loop */
+	INSTANCE_DRIVE_THREAD, /* a core-owned reader thread */
+};
 
+struct engine_slot; /* the engine's machinery for one instance: opaque here */
+
+/*
+ * One device of a module: who it is, its state, its data path. How it is
+ * opened, polled and retried is the engine's, behind slot.
+ */
 struct entropyd_instance {
 	TAILQ_ENTRY(entropyd_instance) entry;  /* in its module */
 	TAILQ_ENTRY(entropyd_instance) all;    /* in the registry */
@@ -37,16 +47,12 @@ struct entropyd_instance {
 	void *cookie;
 	enum instance_state state;
 	uint64_t state_since_ns;
-	void *source_state;  /* the module's, between open and close */
-	int fd;              /* polled fd, or -1 for a reader thread */
-	struct event *ev_read;
-	struct event *ev_retry;
-	struct reader *reader;
-	unsigned backoff_ms;
+	enum instance_drive driven_by;
+	unsigned backoff_ms; /* the engine's delay before the next try */
 	bool removed;        /* unplugged: freed once closed */
 	char last_error[512];
 	struct pipeline pipe;
-	uint64_t sink_bytes_mark; /* for rate lines */
+	struct engine_slot *slot;
 };
 
 struct module_option {

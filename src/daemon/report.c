@@ -358,8 +358,9 @@ report_instance_json(struct entropyd_instance *inst, const struct report_clock *
 	    "bits", inst->pipe.unit_bits,
 	    "per", src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte",
 	    "credited", pipeline_credited(&inst->pipe)));
-	json_object_set_new(o, "driven_by", json_string(inst->reader != NULL ? "reader-thread" :
-	    inst->fd >= 0 ? "poll" : "none"));
+	json_object_set_new(o, "driven_by", json_string(
+	    inst->driven_by == INSTANCE_DRIVE_THREAD ? "reader-thread" :
+	    inst->driven_by == INSTANCE_DRIVE_POLL ? "poll" : "none"));
 	json_object_set_new(o, "rates", report_rates_json(inst, c));
 	json_object_set_new(o, "counters", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	    "bytes_read", report_count(n->bytes_read),

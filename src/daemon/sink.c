@@ -18,7 +18,6 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "registry.h"
 #include "sink.h"
 #include "xmalloc.h"
 
@@ -261,39 +260,31 @@ sink_flush(struct sink *s)
 	return SINK_OK;
 }
 
-/* Take up to len bytes from an instance's reserve, counting them. */
-static size_t
-sink_take(struct entropyd_instance *inst, uint8_t *buf, size_t len)
-{
-	size_t n = reserve_take(&inst->pipe.reserve, buf, len);
-
-	inst->pipe.count.bytes_taken += n;
-	return n;
-}
-
-/* One pass: a -s step from every healthy credited source that has data. */
+/*
+ * One pass: a -s step from every healthy credited source that has data,
+ * credited with what its conditioner decided.
+ */
 static int
-sink_kernel_pass(struct sink *s)
+sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
 {
-	struct entropyd_instance *inst;
+	struct pipeline *p = NULL;
 	uint8_t step[4096];
+	bool ok;
 	int served = 0;
 
-	TAILQ_FOREACH(inst, &registry_instances, all) {
+	while ((p = supply->next(supply->ctx, p, &ok)) != NULL) {
 		size_t n;
 		unsigned credit;
 
-		if (inst->state != INSTANCE_RUNNING || !pipeline_credited(&inst->pipe) ||
-		    inst->pipe.reserve.len == 0)
+		if (!ok || p->reserve.len == 0)
 			continue;
-		n = sink_take(inst, step, s->step_bytes);
-		credit = (unsigned)n * s->credit_per_byte;
+		n = pipeline_take(p, step, s->step_bytes, &credit);
 		if (s->ops->add(s, step, n, credit) == -1) {
 			explicit_bzero(step, sizeof step);
 			log_warn("%s: RNDADDENTROPY", s->path);
 			return -1;
 		}
-		inst->pipe.count.bits_credited += credit;
+		pipeline_note_credit(p, credit);
 		s->bits_credited += credit;
 		s->bytes_written += n;
 		s->feeds++;
@@ -318,13 +309,13 @@ sink_kernel_check_boot(struct sink *s)
 
 /* Kernel: whole passes over the sources until what is wanted was credited. */
 static enum sink_status
-sink_service_kernel(struct sink *s)
+sink_service_kernel(struct sink *s, const struct sink_supply *supply)
 {
 	int served = 1;
 
 	sink_kernel_check_boot(s);
 	while ((s->phase == SINK_BOOT || s->want_bits > 0) && served > 0) {
-		if ((served = sink_kernel_pass(s)) == -1)
+		if ((served = sink_kernel_pass(s, supply)) == -1)
 			return sink_fail(s, errno);
 		sink_kernel_check_boot(s);
 	}
@@ -349,20 +340,21 @@ sink_service_kernel(struct sink *s)
  * Stream sinks: the next instance with conditioned bytes, taking turns from
  * where the last take left off, so a fast source cannot starve the others.
  */
-static struct entropyd_instance *
-sink_next_source(struct sink *s)
+static struct pipeline *
+sink_next_source(struct sink *s, const struct sink_supply *supply)
 {
-	struct entropyd_instance *inst, *first = NULL;
+	struct pipeline *p = NULL, *first = NULL;
 	unsigned i = 0, first_i = 0;
+	bool ok;
 
-	TAILQ_FOREACH(inst, &registry_instances, all) {
-		if (inst->pipe.reserve.len > 0) {
+	while ((p = supply->next(supply->ctx, p, &ok)) != NULL) {
+		if (p->reserve.len > 0) {
 			if (i >= s->next_source) {
 				s->next_source = i + 1;
-				return inst;
+				return p;
 			}
 			if (first == NULL) {
-				first = inst;
+				first = p;
 				first_i = i;
 			}
 		}
@@ -376,9 +368,10 @@ sink_next_source(struct sink *s)
 
 /* File, FIFO, stdout or test mode: take everything the reserves hold. */
 static enum sink_status
-sink_service_stream(struct sink *s)
+sink_service_stream(struct sink *s, const struct sink_supply *supply)
 {
-	struct entropyd_instance *inst;
+	struct pipeline *p;
+	unsigned credit;
 	size_t n;
 
 	for (;;) {
@@ -386,9 +379,9 @@ sink_service_stream(struct sink *s)
 			return s->status;
 		if (s->pending_len > 0)
 			return SINK_OK; /* waiting for the reader */
-		if ((inst = sink_next_source(s)) == NULL)
+		if ((p = sink_next_source(s, supply)) == NULL)
 			return SINK_OK;
-		n = sink_take(inst, s->pending, sizeof s->pending);
+		n = pipeline_take(p, s->pending, sizeof s->pending, &credit);
 		if (s->kind == SINK_DISCARD) {
 			s->bytes_written += n;
 			explicit_bzero(s->pending, n);
@@ -399,13 +392,13 @@ sink_service_stream(struct sink *s)
 }
 
 enum sink_status
-sink_service(struct sink *s)
+sink_service(struct sink *s, const struct sink_supply *supply)
 {
 	if (s->status != SINK_OK)
 		return s->status;
 	if (s->kind == SINK_KERNEL)
-		return sink_service_kernel(s);
-	return sink_service_stream(s);
+		return sink_service_kernel(s, supply);
+	return sink_service_stream(s, supply);
 }
 
 void

@@ -7,10 +7,26 @@
 #include <stdint.h>
 
 #include "options.h"
+#include "pipeline.h"
 
 struct event_base;
 struct event;
 struct sink;
+
+/*
+ * What a sink takes from: the sources' pipelines, offered by the engine in
+ * its order. A sink takes bytes with the credit their conditioner decided
+ * (pipeline_take) and knows nothing of instances or the registry.
+ */
+struct sink_supply {
+	/*
+	 * The pipeline after prev (NULL: the first), or NULL past the last;
+	 * *kernel_ok says whether the kernel may be fed from it now (its source
+	 * is healthy and credited).
+	 */
+	struct pipeline *(*next)(void *ctx, struct pipeline *prev, bool *kernel_ok);
+	void *ctx;
+};
 
 /*
  * Where conditioned bytes go. The kernel sink credits them to the pool
@@ -57,7 +73,7 @@ struct sink {
 	bool nonblocking;         /* a pipe, FIFO or socket: wait for POLLOUT */
 	struct event *ev_write;
 	unsigned step_bytes;      /* -s */
-	unsigned credit_per_byte; /* -e */
+	unsigned credit_per_byte; /* -e: the pipelines cap credit by it; here only to size a step */
 	unsigned watermark_bits;  /* -W */
 	/* kernel */
 	const struct sink_kernel_ops *ops;
@@ -89,8 +105,8 @@ void sink_kernel_init(struct sink *, const struct config *, bool modern);
 void sink_attach(struct sink *, struct event_base *, void (*kick)(int, short, void *));
 /* Mix host-unique data into the kernel's pool, uncredited. */
 int sink_mix_host(struct sink *, const uint8_t *, size_t);
-/* Take from the instances' reserves as the sink wants; returns the status. */
-enum sink_status sink_service(struct sink *);
+/* Take from the supply's reserves as the sink wants; returns the status. */
+enum sink_status sink_service(struct sink *, const struct sink_supply *);
 /* The periodic top-up (every -R seconds). */
 void sink_topup(struct sink *);
 /* Older kernels: the pool is writable; want a step if it is below -W. */

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -27,9 +26,15 @@ condition_global_init(void)
 size_t
 condition_units_per_output(double unit_bits, size_t unit_bytes)
 {
+	double units;
+	size_t whole;
+
 	if (unit_bits <= 0)
 		return CONDITION_UNCREDITED_BYTES / unit_bytes;
-	return (size_t)ceil(CONDITION_INPUT_BITS / unit_bits - 1e-9);
+	/* Rounded up by hand: the daemon links no libm. */
+	units = CONDITION_INPUT_BITS / unit_bits - 1e-9;
+	whole = (size_t)units;
+	return (double)whole < units ? whole + 1 : whole;
 }
 
 void

@@ -3,7 +3,7 @@
 
 #include "pipeline.h"
 
-static void pipeline_fips_input(struct pipeline *, const uint8_t *, size_t);
+static void pipeline_fips_input(struct pipeline *, const uint8_t *, size_t, unsigned);
 static void pipeline_fips_block(struct pipeline *);
 static void pipeline_failed(struct pipeline *, enum pipeline_test);
 static void pipeline_to_reserve(void *, const uint8_t *, size_t, unsigned);
@@ -17,6 +17,7 @@ pipeline_init(struct pipeline *p, bool raw, unsigned sample_bits, double unit_bi
 	p->unit_bits = unit_bits;
 	p->sample_bytes = raw && sample_bits > 8 ? 2 : 1;
 	p->sample_mask = raw && sample_bits < 32 ? (1u << sample_bits) - 1 : 0xff;
+	p->credit_cap = 8;
 	if (raw)
 		sp80090b_init(&p->health, unit_bits > 0 ? unit_bits : 1, sample_bits);
 	condition_init(&p->cond, unit_bits, p->sample_bytes);
@@ -37,6 +38,7 @@ pipeline_restart(struct pipeline *p)
 {
 	p->bootstrap_len = 0;
 	p->block_len = 0;
+	p->block_credit = 0;
 	p->warm = false;
 	p->have_carry = false;
 	p->failure_score = 0;
@@ -59,9 +61,11 @@ static void
 pipeline_fips_block(struct pipeline *p)
 {
 	unsigned mask = fips_test_block(&p->fips, p->block);
+	uint64_t credit = p->block_credit;
 	int t;
 
 	p->block_len = 0;
+	p->block_credit = 0;
 	p->warm = true;
 	p->count.blocks_tested++;
 	if (mask != 0) {
@@ -86,16 +90,24 @@ pipeline_fips_block(struct pipeline *p)
 			p->failure_score--;
 	}
 	if (p->raw)
-		pipeline_to_reserve(p, p->block, FIPS_BLOCK_BYTES, 0);
+		pipeline_to_reserve(p, p->block, FIPS_BLOCK_BYTES, (unsigned)credit);
 	else
 		condition_input(&p->cond, p->block, FIPS_BLOCK_BYTES, pipeline_to_reserve, p);
 	explicit_bzero(p->block, sizeof p->block);
 }
 
-/* Gather bytes into FIPS blocks, the first four as the bootstrap word. */
+/*
+ * Gather bytes into FIPS blocks, the first four as the bootstrap word. On
+ * the raw path the bytes are conditioner output carrying credit_bits: each
+ * block collects the share of its bytes, so the credit decided by the
+ * conditioner reaches the reserve unchanged (the bootstrap word's share is
+ * never output, so never credited).
+ */
 static void
-pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len)
+pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len, unsigned credit_bits)
 {
+	size_t total = len, done = 0;
+
 	while (len > 0) {
 		size_t n;
 
@@ -113,21 +125,29 @@ pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len)
 				n = len;
 			memcpy(p->block + p->block_len, buf, n);
 			p->block_len += n;
+			/* Shares by cumulative rounding: they add up to credit_bits. */
+			p->block_credit += (uint64_t)credit_bits * (done + n) / total -
+			    (uint64_t)credit_bits * done / total;
 			if (p->block_len == FIPS_BLOCK_BYTES)
 				pipeline_fips_block(p);
 		}
 		buf += n;
 		len -= n;
+		done += n;
 	}
 }
 
-/* Conditioner output on the byte path, or a passed block on the raw path. */
+/*
+ * Conditioner output on the byte path, or a passed block on the raw path,
+ * with the credit the conditioner gave it, within the operator's cap.
+ */
 static void
 pipeline_to_reserve(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
 {
 	struct pipeline *p = arg;
+	uint64_t cap = (uint64_t)p->credit_cap * len;
 
-	reserve_put(&p->reserve, out, len);
+	reserve_put(&p->reserve, out, len, credit_bits < cap ? credit_bits : cap);
 	p->count.bytes_conditioned += len;
 }
 
@@ -135,7 +155,7 @@ pipeline_to_reserve(void *arg, const uint8_t *out, size_t len, unsigned credit_b
 static void
 pipeline_to_fips(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
 {
-	pipeline_fips_input(arg, out, len);
+	pipeline_fips_input(arg, out, len, credit_bits);
 }
 
 /* Raw samples: health-test each; condition the runs of samples that passed. */
@@ -189,7 +209,30 @@ pipeline_input(struct pipeline *p, const uint8_t *buf, size_t len)
 	if (p->raw)
 		pipeline_raw_input(p, buf, len);
 	else
-		pipeline_fips_input(p, buf, len);
+		pipeline_fips_input(p, buf, len, 0);
+}
+
+void
+pipeline_cap_credit(struct pipeline *p, unsigned bits_per_byte)
+{
+	p->credit_cap = bits_per_byte < 8 ? bits_per_byte : 8;
+}
+
+size_t
+pipeline_take(struct pipeline *p, uint8_t *buf, size_t len, unsigned *credit_bits)
+{
+	uint64_t credit;
+	size_t n = reserve_take(&p->reserve, buf, len, &credit);
+
+	p->count.bytes_taken += n;
+	*credit_bits = (unsigned)credit;
+	return n;
+}
+
+void
+pipeline_note_credit(struct pipeline *p, unsigned bits)
+{
+	p->count.bits_credited += bits;
 }
 
 bool

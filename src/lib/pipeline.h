@@ -19,8 +19,10 @@
  *   raw samples:    RCT/APT on the samples, conditioning, then FIPS on the
  *                   conditioned bytes (FIPS on raw noise would reject it).
  * A block that fails a test is discarded and counted, never reaching the
- * reserve. Every byte in the reserve is full entropy if the source is
- * credited (unit_bits > 0), and uncredited otherwise.
+ * reserve. The conditioner decides the credit of each output (full entropy
+ * for a credited source, unit_bits > 0; nothing otherwise), capped per byte
+ * by the operator (-e), and the reserve carries it to the sink with the
+ * bytes: no sink computes a credit of its own.
  */
 
 /* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks. */
@@ -60,6 +62,7 @@ struct pipeline {
 	size_t sample_bytes;      /* 1 or 2 */
 	unsigned sample_mask;
 	double unit_bits;         /* assessed bits per byte or per sample */
+	unsigned credit_cap;      /* at most this many bits credited per output byte (-e) */
 	struct sp80090b health;
 	uint8_t sample_carry;     /* low byte of a 2-byte sample split across reads */
 	bool have_carry;
@@ -68,6 +71,7 @@ struct pipeline {
 	size_t bootstrap_len;
 	uint8_t block[FIPS_BLOCK_BYTES];
 	size_t block_len;
+	uint64_t block_credit;    /* raw path: the credit the block's bytes carry */
 	bool warm;                /* a block was tested since the last (re)start */
 	struct conditioner cond;
 	struct reserve reserve;
@@ -84,6 +88,8 @@ void pipeline_init(struct pipeline *, bool raw, unsigned sample_bits, double uni
 void pipeline_free(struct pipeline *);
 /* Restart the tests after a reopen; the reserve and counters stay. */
 void pipeline_restart(struct pipeline *);
+/* At most bits_per_byte (1..8) credited per output byte; 8 unless set. */
+void pipeline_cap_credit(struct pipeline *, unsigned bits_per_byte);
 /* Push bytes read from the source through the tests into the reserve. */
 void pipeline_input(struct pipeline *, const uint8_t *buf, size_t len);
 /* True when failures crossed PIPELINE_FAILURE_LIMIT (the source should be suspended). */
@@ -106,6 +112,14 @@ size_t pipeline_next_read(const struct pipeline *);
  * takes the output of both (so reading ahead never overflows it).
  */
 bool pipeline_read_ahead(const struct pipeline *);
+/*
+ * A sink takes up to len conditioned bytes: returns how many, and the
+ * entropy they carry in *credit_bits (what the conditioner decided). Counted
+ * as taken.
+ */
+size_t pipeline_take(struct pipeline *, uint8_t *buf, size_t len, unsigned *credit_bits);
+/* The kernel accepted bits of credit for what was taken: count them. */
+void pipeline_note_credit(struct pipeline *, unsigned bits);
 /* The label of a test for logs and metrics. */
 const char *pipeline_test_key(enum pipeline_test);
 

@@ -20,13 +20,23 @@ reserve_free(struct reserve *r)
 	r->len = 0;
 }
 
+/* The share of the credit held that n of the bytes held carry, rounded down. */
+static uint64_t
+reserve_share(const struct reserve *r, size_t n)
+{
+	return r->len == 0 ? 0 : r->credit_bits * n / r->len;
+}
+
 /* Append bytes, dropping the oldest ones if the ring would overflow. */
 void
-reserve_put(struct reserve *r, const uint8_t *buf, size_t len)
+reserve_put(struct reserve *r, const uint8_t *buf, size_t len, uint64_t credit_bits)
 {
 	if (len > RESERVE_CAPACITY) {
-		r->dropped += len - RESERVE_CAPACITY;
-		buf += len - RESERVE_CAPACITY;
+		size_t cut = len - RESERVE_CAPACITY;
+
+		credit_bits -= credit_bits * cut / len;
+		r->dropped += cut;
+		buf += cut;
 		len = RESERVE_CAPACITY;
 	}
 	if (r->len + len > RESERVE_CAPACITY) {
@@ -35,9 +45,10 @@ reserve_put(struct reserve *r, const uint8_t *buf, size_t len)
 
 		r->dropped += drop;
 		while (drop > 0)
-			drop -= reserve_take(r, sink, drop < sizeof sink ? drop : sizeof sink);
+			drop -= reserve_take(r, sink, drop < sizeof sink ? drop : sizeof sink, NULL);
 		explicit_bzero(sink, sizeof sink);
 	}
+	r->credit_bits += credit_bits;
 	while (len > 0) {
 		size_t tail = (r->head + r->len) % RESERVE_CAPACITY;
 		size_t n = RESERVE_CAPACITY - tail;
@@ -51,10 +62,11 @@ reserve_put(struct reserve *r, const uint8_t *buf, size_t len)
 	}
 }
 
-/* Take bytes from the front, wiping them in the ring. */
+/* Take bytes from the front with their share of the credit, wiping them in the ring. */
 size_t
-reserve_take(struct reserve *r, uint8_t *buf, size_t len)
+reserve_take(struct reserve *r, uint8_t *buf, size_t len, uint64_t *credit_bits)
 {
+	uint64_t credit = reserve_share(r, len < r->len ? len : r->len);
 	size_t done = 0;
 
 	while (done < len && r->len > 0) {
@@ -70,8 +82,14 @@ reserve_take(struct reserve *r, uint8_t *buf, size_t len)
 		r->len -= n;
 		done += n;
 	}
-	if (r->len == 0)
+	r->credit_bits -= credit;
+	if (r->len == 0) {
+		/* What rounding left over belongs to no byte. */
 		r->head = 0;
+		r->credit_bits = 0;
+	}
+	if (credit_bits != NULL)
+		*credit_bits = credit;
 	return done;
 }
 
@@ -80,6 +98,7 @@ reserve_clear(struct reserve *r)
 {
 	explicit_bzero(r->ring, RESERVE_CAPACITY);
 	r->head = r->len = 0;
+	r->credit_bits = 0;
 }
 
 int
