@@ -24,6 +24,9 @@ int fake_n_log;
 char fake_unusable[1024];
 int fake_n_unusable;
 
+static void fake_vlog(int, const char *, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
 /* Append "PRIORITY NAME: text" and a newline to the log. */
 static void
 fake_vlog(int priority, const char *name, const char *fmt, va_list ap)

@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include <criterion/criterion.h>
+#include <event2/event.h>
 
+#include "defer.h"
 #include "reader.h"
 
 #define FAKE_MAX_READS 64
@@ -43,9 +45,20 @@ fake_read(void *state, void *buf, size_t len)
 	return (ssize_t)len;
 }
 
+static int fake_closed; /* close() calls, each with its state */
+static void *fake_closed_state;
+
+static void
+fake_close(void *state)
+{
+	fake_closed++;
+	fake_closed_state = state;
+}
+
 static const struct entropyd_source fake_source = {
 	.name = "fake",
 	.read = fake_read,
+	.close = fake_close,
 };
 
 /* Let reads up to n finish. */
@@ -184,4 +197,36 @@ Test(reader, read_ahead_fills_the_other_buffer_and_keeps_this_one)
 	cr_expect_eq(first[0], 0, "a released buffer is wiped");
 	reader_release(r);
 	finish(r);
+}
+
+Test(reader, a_reader_stuck_in_read_is_reaped_once_read_returns)
+{
+	struct event_base *base = event_base_new();
+	int state_token;
+	struct reader *r;
+	int turns;
+
+	cr_assert_not_null(base);
+	cr_assert_eq(defer_attach(base), 0);
+	fake_closed = 0;
+	r = reader_start(&fake_source, &state_token);
+	reader_want(r, true, 100, false);
+	cr_assert_eq(fake_wait_started(1), 1);
+	/* The fake read waits on a condition variable: signals cannot end it. */
+	cr_expect_not(reader_stop(r, 50), "a read that ignores signals is stuck");
+	cr_expect(reader_runs_module(&fake_source), "its module's code still runs");
+	reader_reap();
+	cr_expect_eq(fake_closed, 0, "the state is not closed under a running read()");
+	fake_allow(FAKE_MAX_READS);
+	for (turns = 0; turns < 100 && fake_closed == 0; turns++) {
+		struct timeval tenth = { 0, 100000 };
+
+		event_base_loopexit(base, &tenth);
+		event_base_dispatch(base);
+	}
+	cr_expect_eq(fake_closed, 1, "once read() returns, the loop closes the state");
+	cr_expect_eq(fake_closed_state, &state_token);
+	cr_expect_not(reader_runs_module(&fake_source), "and forgets the thread");
+	defer_detach();
+	event_base_free(base);
 }

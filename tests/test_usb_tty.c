@@ -226,15 +226,15 @@ fake_acm(const char *sys, const char *port, const char *tty, const char *vid, co
 {
 	char dev[PATH_MAX], intf[PATH_MAX], cls[PATH_MAX], link[PATH_MAX];
 
-	snprintf(dev, sizeof dev, "%s/devices/usb1/%s", sys, port);
-	snprintf(intf, sizeof intf, "%s/%s:1.0", dev, port);
+	cr_assert_lt(snprintf(dev, sizeof dev, "%s/devices/usb1/%s", sys, port), (int)sizeof dev);
+	cr_assert_lt(snprintf(intf, sizeof intf, "%s/%s:1.0", dev, port), (int)sizeof intf);
 	cr_assert_eq(mkdir(dev, 0755), 0);
 	cr_assert_eq(mkdir(intf, 0755), 0);
 	put(dev, "idVendor", vid);
 	put(dev, "idProduct", pid);
-	snprintf(cls, sizeof cls, "%s/class/tty/%s", sys, tty);
+	cr_assert_lt(snprintf(cls, sizeof cls, "%s/class/tty/%s", sys, tty), (int)sizeof cls);
 	cr_assert_eq(mkdir(cls, 0755), 0);
-	snprintf(link, sizeof link, "%s/device", cls);
+	cr_assert_lt(snprintf(link, sizeof link, "%s/device", cls), (int)sizeof link);
 	cr_assert_eq(symlink(intf, link), 0);
 }
 

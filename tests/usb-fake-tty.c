@@ -24,15 +24,14 @@
 #include <termios.h>
 #include <unistd.h>
 
-static FILE *logf;
+static FILE *log_file;
 
-/* Log a line and flush it, so the test sees it at once. */
+/* Log a line, "WHAT" or "WHAT ARG", and flush it, so the test sees it at once. */
 static void
-say(const char *fmt, const char *arg)
+say(const char *what, const char *arg)
 {
-	fprintf(logf, fmt, arg);
-	fputc('\n', logf);
-	fflush(logf);
+	fprintf(log_file, "%s%s%s\n", what, *arg != '\0' ? " " : "", arg);
+	fflush(log_file);
 }
 
 /* A termios speed as a baud rate. */
@@ -68,7 +67,7 @@ watch_termios(int master, bool *raw, unsigned *last_baud)
 	baud = baud_of(cfgetospeed(&t));
 	if (baud != *last_baud) {
 		snprintf(num, sizeof num, "%u", baud);
-		say("speed %s", num);
+		say("speed", num);
 		*last_baud = baud;
 	}
 }
@@ -104,7 +103,7 @@ main(int argc, char **argv)
 		return 64;
 	alarm(600); /* a safety net: the test ends it by PID long before */
 	model = argv[optind];
-	if ((logf = fopen(argv[optind + 2], "w")) == NULL)
+	if ((log_file = fopen(argv[optind + 2], "w")) == NULL)
 		return 73;
 	/*
 	 * Non-blocking: once the daemon stops reading, a blocking write would
@@ -157,10 +156,10 @@ main(int argc, char **argv)
 				line[line_len] = '\0';
 				line_len = 0;
 				if (strcmp(model, "onerng") != 0) {
-					say("unexpected %s", line);
+					say("unexpected", line);
 					continue;
 				}
-				say("cmd %s", line);
+				say("cmd", line);
 				if (!mode_ok && strcmp(line, expect_mode) == 0)
 					mode_ok = 1;
 				else if (mode_ok == 1 && strcmp(line, "cmdO") == 0) {
@@ -171,7 +170,7 @@ main(int argc, char **argv)
 					mode_ok = 0;
 					say("stopped", "");
 				} else if (strcmp(line, "cmdw") != 0)
-					say("unexpected %s", line);
+					say("unexpected", line);
 			}
 		}
 		if (streaming && (pfd.revents & POLLOUT)) {

@@ -150,7 +150,8 @@ struct entropyd_source {
 	 * ttys with O_NONBLOCK). */
 	int (*open)(struct entropyd_instance *, void **state);
 	/* Read up to len bytes: a count, or an ENTROPYD_READ_* value. May
-	 * block when pollfd() is -1 (the daemon then reads from a thread). */
+	 * block when pollfd() is -1 (the daemon then reads from a thread and
+	 * stops it with SIGUSR2: return ENTROPYD_READ_AGAIN on EINTR). */
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	/* An fd to poll for input, or -1: read() blocks or computes. */
 	int (*pollfd)(void *state);

@@ -333,7 +333,8 @@ engine_close(struct entropyd_instance *inst)
 	if (stopped)
 		inst->module->src->close(inst->slot->source_state);
 	else
-		log_warnx("%s: reader stuck in read(); leaving it", inst->name);
+		log_warnx("%s: reader stuck in read(); it is closed when read() returns",
+		    inst->name);
 	inst->slot->source_state = NULL;
 	inst->slot->fd = -1;
 	inst->driven_by = INSTANCE_DRIVE_NONE;
@@ -717,6 +718,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 		engine_close(inst);
 		engine_free_slot(inst);
 	}
+	reader_reap();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		event_free(engine.ev_signals[i]);
 	event_free(engine.ev_reprobe);

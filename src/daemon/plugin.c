@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "plugin.h"
+#include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
 
@@ -287,9 +288,13 @@ plugin_free(void)
 {
 	struct plugin *p;
 
+	reader_reap();
 	while ((p = TAILQ_FIRST(&plugins)) != NULL) {
 		TAILQ_REMOVE(&plugins, p, entry);
-		if (p->handle != NULL)
+		/* A thread stuck in the plugin's read() still runs its code. */
+		if (p->handle != NULL && p->src != NULL && reader_runs_module(p->src))
+			log_debug("plugin %s: left loaded: a reader thread is inside it", p->path);
+		else if (p->handle != NULL)
 			dlclose(p->handle);
 		free(p->path);
 		free(p->reason);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <sys/eventfd.h>
+#include <sys/queue.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "defer.h"
 #include "log.h"
 #include "reader.h"
 #include "xmalloc.h"
@@ -18,6 +20,7 @@
 #define READER_SIGNAL SIGUSR2
 
 struct reader {
+	TAILQ_ENTRY(reader) orphans; /* while stopped but still inside read() */
 	pthread_t thread;
 	const struct entropyd_source *src;
 	void *state;
@@ -25,6 +28,7 @@ struct reader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool want, stop, done;
+	bool orphaned;             /* given up by the loop: reaped when read() returns */
 	bool ahead;                /* may read the next buffer while one waits */
 	size_t read_len;           /* what the next read asks for */
 	bool full;                 /* buf[ready] holds a finished read for the loop */
@@ -39,6 +43,18 @@ struct reader {
 	 */
 	uint8_t *buf[2];           /* READER_BUFFER_BYTES each, from malloc: */
 };                                 /* pages untouched until a read fills them */
+
+/*
+ * Readers the loop stopped while their thread was stuck inside read(): the
+ * thread still runs the module's code with its state, so neither may be
+ * freed (nor the module unloaded) until read() returns. Then the thread asks
+ * the loop (through defer) to reap it: join, close the state, free.
+ */
+static TAILQ_HEAD(, reader) reader_orphans = TAILQ_HEAD_INITIALIZER(reader_orphans);
+static pthread_mutex_t reader_orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reader_reap_deferred(struct entropyd_module *, void *);
+static void reader_free(struct reader *);
 
 /* Does nothing: its delivery makes a blocked read() return EINTR. */
 static void
@@ -118,6 +134,8 @@ reader_main(void *arg)
 	}
 	r->done = true;
 	pthread_cond_broadcast(&r->cond);
+	if (r->orphaned)
+		defer_add(NULL, reader_reap_deferred, NULL);
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
@@ -226,10 +244,26 @@ reader_stop(struct reader *r, unsigned timeout_ms)
 		waited_ms += 10;
 	}
 	if (!done) {
-		/* Stuck in read(): leave the thread and its buffers be. */
-		pthread_detach(r->thread);
-		return false;
+		/* Stuck in read(): the thread reaps it once read() returns. */
+		pthread_mutex_lock(&reader_orphans_lock);
+		pthread_mutex_lock(&r->lock);
+		if (!(done = r->done)) {
+			r->orphaned = true;
+			TAILQ_INSERT_TAIL(&reader_orphans, r, orphans);
+		}
+		pthread_mutex_unlock(&r->lock);
+		pthread_mutex_unlock(&reader_orphans_lock);
+		if (!done)
+			return false;
 	}
+	reader_free(r);
+	return true;
+}
+
+/* Join a finished thread and free everything of its reader. */
+static void
+reader_free(struct reader *r)
+{
 	pthread_join(r->thread, NULL);
 	close(r->wake_fd);
 	pthread_mutex_destroy(&r->lock);
@@ -239,5 +273,47 @@ reader_stop(struct reader *r, unsigned timeout_ms)
 	free(r->buf[0]);
 	free(r->buf[1]);
 	free(r);
-	return true;
+}
+
+void
+reader_reap(void)
+{
+	struct reader *r, *next;
+
+	pthread_mutex_lock(&reader_orphans_lock);
+	for (r = TAILQ_FIRST(&reader_orphans); r != NULL; r = next) {
+		bool done;
+
+		next = TAILQ_NEXT(r, orphans);
+		pthread_mutex_lock(&r->lock);
+		done = r->done;
+		pthread_mutex_unlock(&r->lock);
+		if (!done)
+			continue;
+		TAILQ_REMOVE(&reader_orphans, r, orphans);
+		r->src->close(r->state);
+		reader_free(r);
+	}
+	pthread_mutex_unlock(&reader_orphans_lock);
+}
+
+/* An orphan's read() returned: reap on the loop. */
+static void
+reader_reap_deferred(struct entropyd_module *unused, void *arg)
+{
+	reader_reap();
+}
+
+bool
+reader_runs_module(const struct entropyd_source *src)
+{
+	struct reader *r;
+	bool running = false;
+
+	pthread_mutex_lock(&reader_orphans_lock);
+	TAILQ_FOREACH(r, &reader_orphans, orphans)
+		if (r->src == src)
+			running = true;
+	pthread_mutex_unlock(&reader_orphans_lock);
+	return running;
 }

@@ -41,10 +41,17 @@ void reader_release(struct reader *);
 void reader_request_stop(struct reader *);
 /*
  * Stop the thread, interrupting a blocked read(); waits up to timeout_ms.
- * Returns true when it stopped (the source may be closed), false when it
- * is stuck inside read() (the source state must then be left alone).
+ * Returns true when it stopped (the caller closes the source state). False
+ * when it is stuck inside read(): the reader is then an orphan that owns
+ * the state; once read() returns, the loop reaps it (through defer):
+ * closes the state with the module's close() and frees the thread's
+ * buffers, fd and memory.
  */
 bool reader_stop(struct reader *, unsigned timeout_ms);
+/* Reap the orphans whose read() has returned (also called at exit). */
+void reader_reap(void);
+/* Whether an orphan thread may still run src's code (do not unload it). */
+bool reader_runs_module(const struct entropyd_source *src);
 /* Install the signal that interrupts blocked reads (once, before any thread). */
 void reader_global_init(void);
 

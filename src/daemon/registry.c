@@ -23,6 +23,8 @@ static struct registry_hooks registry_hooks;
 static unsigned registry_credit_cap = 8; /* -e: bits credited per output byte at most */
 static pthread_mutex_t registry_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void host_vlog(struct entropyd_instance *, int, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
 static void host_log(struct entropyd_instance *, int, const char *, ...)
     __attribute__((format(printf, 3, 4)));
 static void host_module_log(struct entropyd_module *, int, const char *, ...)

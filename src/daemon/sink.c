@@ -37,18 +37,16 @@ sink_kind_name(enum sink_kind kind)
 static int
 sink_kernel_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit_bits)
 {
-	struct {
-		struct rand_pool_info info;
-		uint32_t words[4096 / sizeof(uint32_t)];
-	} req;
-	int r;
+	/* struct rand_pool_info and its buffer, as the kernel reads them. */
+	uint32_t req[2 + 4096 / sizeof(uint32_t)];
+	int count = (int)credit_bits, size = (int)len, r;
 
-	req.info.entropy_count = (int)credit_bits;
-	req.info.buf_size = (int)len;
+	memcpy(&req[0], &count, sizeof count);
+	memcpy(&req[1], &size, sizeof size);
 	if (len > 0)
-		memcpy(req.words, buf, len);
-	r = ioctl(s->fd, RNDADDENTROPY, &req);
-	explicit_bzero(&req, sizeof req);
+		memcpy(&req[2], buf, len);
+	r = ioctl(s->fd, RNDADDENTROPY, req);
+	explicit_bzero(req, sizeof req);
 	return r;
 }
 

@@ -8,6 +8,8 @@
 
 #include "log.h"
 
+static void log_vwarn(int, const char *, va_list) __attribute__((format(printf, 2, 0)));
+
 static const char *log_progname = "entropyd";
 static enum log_target log_target = LOG_TO_STDERR;
 static int log_verbose; /* -1 quiet, 0 normal, 1 debug */

@@ -105,10 +105,14 @@ sandbox_apply(char *err, size_t errlen)
 		seccomp_release(ctx);
 		return -1;
 	}
-	for (i = 0; i < sizeof sandbox_families / sizeof sandbox_families[0]; i++)
-		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)sandbox_families[i]))) < 0)
+	for (i = 0; i < sizeof sandbox_families / sizeof sandbox_families[0]; i++) {
+		/* Spelt out: SCMP_A0() leaves datum_b to the compiler. */
+		struct scmp_arg_cmp family = { .arg = 0, .op = SCMP_CMP_EQ,
+		    .datum_a = (scmp_datum_t)sandbox_families[i], .datum_b = 0 };
+
+		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, family)) < 0)
 			goto fail;
+	}
 	if ((rc = seccomp_load(ctx)) < 0)
 		goto fail;
 	seccomp_release(ctx);

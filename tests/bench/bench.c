@@ -26,6 +26,7 @@
 #include "options.h"
 #include "pipeline.h"
 #include "registry.h"
+#include "x86rng.h"
 #include "xmalloc.h"
 
 /* Where outputs go, so that nothing is optimised away. */
@@ -129,7 +130,7 @@ bench_rdrand(double seconds)
 	double t0 = bench_now(), t;
 	int i;
 
-	if (!__builtin_cpu_supports("rdrnd")) {
+	if (!x86rng_cpuid_rdrand()) {
 		fprintf(stderr, "entropyd-bench: no RDRAND on this CPU\n");
 		return EX_UNAVAILABLE;
 	}
