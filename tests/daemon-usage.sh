@@ -2,7 +2,7 @@
 # Bad input: one line naming the problem, exit 64, and nothing else happens.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
-plan 17
+plan 21
 
 # bad DESCRIPTION ARGS...: exit 64, one line on stderr, no output or pidfile made.
 bad() {
@@ -23,7 +23,7 @@ bad() {
 bad "unknown flag" --bogus
 bad "bad -O syntax" -O "hwrng:"
 bad "unknown source in -n" -n nosuch
-bad "unknown source in -x" -x nosuch
+bad "an rngd source number in -x" -x 2
 bad "unknown source in -O" -O nosuch:key:1
 bad "unknown option key" -O hwrng:nokey:1
 bad "file source without a path" -x all -n file
@@ -37,6 +37,25 @@ check "-D with an unknown user exits 67 (EX_NOUSER)" test $? -eq 67
 "$entropyd" -l >"$tmp/list" 2>&1
 check "-l exits 0 and lists every source" sh -c "grep -q '^hwrng ' '$tmp/list' && grep -q '^file ' '$tmp/list'"
 check "-l says why an unusable source cannot be used" grep -q "file .*unusable: no path given" "$tmp/list"
+
+# From rngd: excluding a source that is not here warns and carries on.
+"$entropyd" -x nist -x pkcs11 -l >"$tmp/list" 2>"$tmp/stderr"
+rc=$?
+check "-x of unknown sources warns about each and carries on (exit $rc)" sh -c \
+    "test $rc -eq 0 && grep -q \"no source 'nist' here\" '$tmp/stderr' &&
+     grep -q \"no source 'pkcs11' here\" '$tmp/stderr' && grep -q '^hwrng ' '$tmp/list'"
+# selected NAME: the SELECTED column of -l for source NAME.
+selected() { awk -v n="$1" '$1 == n { print $3 }' "$tmp/list"; }
+"$entropyd" -x rdrand -l >"$tmp/list" 2>"$tmp/stderr"
+check "-x rdrand in rngd's sense excludes rdseed too and says so" sh -c \
+    "test '$(selected rdrand) $(selected rdseed)' = 'no no' &&
+     grep -q 'rdrand: rdseed excluded as well' '$tmp/stderr'"
+"$entropyd" -x rdrand -n rdseed -l >"$tmp/list" 2>"$tmp/stderr"
+check "-x rdrand with rdseed named keeps rdseed, silently" sh -c \
+    "test '$(selected rdrand) $(selected rdseed)' = 'no yes' &&
+     ! grep -q 'as well' '$tmp/stderr'"
+"$entropyd" --use-slow-sources -x all -n jitter -l >"$tmp/list" 2>&1
+check "rngd 6's --use-slow-sources is accepted" test "$(selected jitter)" = yes
 
 "$entropyd" -O file >"$tmp/opts" 2>&1
 check "-O SOURCE prints its options with help" sh -c \

@@ -457,6 +457,7 @@ Test(options, usage_lists_every_flag)
 		"-s, --random-step", "-W, --fill-watermark", "-R, --force-reseed",
 		"-e, --entropy-count", "-t, --test", "-i, --ignorefail",
 		"-D, --drop-privileges", "-v, --version", "-h, --help", "--plugin-dir",
+		"--use-slow-sources", "--usage",
 		"--control-socket", "--no-host-mix", "--no-reseed", PLUGINDIR,
 		RUNDIR "/entropyd.sock", "/dev/random",
 		OPTIONS_DEFAULT_PIDFILE, "64 bad flag", "77", NULL };
@@ -511,4 +512,90 @@ Test(options, usage_lists_health_listen)
 	fclose(f);
 	cr_assert_not_null(strstr(text, "--health-listen ADDR:PORT"));
 	free(text);
+}
+
+/* rngd's rdrand source is both CPU instructions: in rngd's sense (rdseed
+ * named nowhere, no -x all) rdseed follows rdrand into the same list. */
+Test(options, rdrand_in_rngd_sense_takes_rdseed_along)
+{
+	PARSE_OK("-x", "rdrand");
+	cr_assert(cfg.rdseed_follows_rdrand);
+	cr_assert_eq(cfg.n_exclude, 2);
+	cr_assert_str_eq(cfg.exclude[0], "rdrand");
+	cr_assert_str_eq(cfg.exclude[1], "rdseed");
+	cr_assert_eq(cfg.n_include, 0);
+	options_free(&cfg);
+
+	PARSE_OK("--include=rdrand", "-x", "tpm");
+	cr_assert(cfg.rdseed_follows_rdrand);
+	cr_assert_eq(cfg.n_include, 2);
+	cr_assert_str_eq(cfg.include[1], "rdseed");
+	cr_assert_eq(cfg.n_exclude, 1, "rdseed is not excluded for -n rdrand");
+	options_free(&cfg);
+
+	PARSE_OK("-x", "rdrand", "-n", "rdrand");
+	cr_assert_eq(cfg.n_exclude, 2);
+	cr_assert_str_eq(cfg.exclude[1], "rdseed");
+	cr_assert_eq(cfg.n_include, 2);
+	cr_assert_str_eq(cfg.include[1], "rdseed");
+}
+
+/* Naming rdseed anywhere, or -x all, is entropyd's own sense: rdrand alone. */
+Test(options, rdrand_alone_when_rdseed_is_named_or_all_is_excluded)
+{
+	static const char *const lines[][6] = {
+		{ "-x", "rdrand", "-n", "rdseed", NULL },
+		{ "-x", "rdrand", "-x", "rdseed", NULL },
+		{ "-x", "rdrand", "-O", "rdseed:entropy:4", NULL },
+		{ "-x", "rdrand", "-O", "rdseed", NULL },
+		{ "-x", "rdrand", "--capture", "rdseed:10:/tmp/x", NULL },
+		{ "-x", "all", "-n", "rdrand", NULL },
+		{ "-x", "tpm", NULL },
+	};
+	size_t i, j;
+
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		char *argv[8] = { (char *)"entropyd" };
+		int argc = 1;
+		size_t rdseed = 0;
+
+		for (j = 0; lines[i][j] != NULL; j++)
+			argv[argc++] = (char *)lines[i][j];
+		cr_assert_eq(options_parse(&cfg, argc, argv, err, sizeof err), 0, "%s", err);
+		cr_assert_not(cfg.rdseed_follows_rdrand, "line %zu", i);
+		for (j = 0; j < cfg.n_exclude; j++)
+			rdseed += strcmp(cfg.exclude[j], "rdseed") == 0;
+		for (j = 0; j < cfg.n_include; j++)
+			rdseed += strcmp(cfg.include[j], "rdseed") == 0;
+		cr_assert_leq(rdseed, 1, "line %zu: rdseed added", i);
+		options_free(&cfg);
+	}
+}
+
+/* rngd 6 also took source numbers, whose meaning changed between its
+ * versions: refused with a pointer to the names. */
+Test(options, rngd_source_numbers_refused)
+{
+	USAGE(("-x", "2"), "-x", "'2'", "rngd source number", "entropyd -l");
+	USAGE(("--include", "0"), "--include", "'0'", "rngd source number");
+	PARSE_OK("-x", "usb2", "-n", "tpm0x");
+}
+
+/* rngd 6 long options with an equivalent here are taken. */
+Test(options, rngd6_long_options)
+{
+	PARSE_OK("--use-slow-sources", "--pid-file=/run/x.pid", "--force-reseed", "30",
+	    "--entropy-count", "4", "--drop-privileges", "u:g", "--ignorefail", "--debug");
+	cr_assert_str_eq(cfg.pid_file, "/run/x.pid");
+	cr_assert_eq(cfg.reseed_interval_s, 30);
+	cr_assert_eq(cfg.entropy_count_bits, 4);
+	cr_assert_str_eq(cfg.drop_privileges, "u:g");
+	cr_assert(cfg.ignorefail);
+	cr_assert_eq(cfg.verbose, 1);
+	options_free(&cfg);
+	PARSE_OK("--usage");
+	cr_assert(cfg.help, "--usage is --help");
+	options_free(&cfg);
+	USAGE(("--use-slow-sources=1"), "does not take a value");
+	USAGE(("--us"), "ambiguous");
 }

@@ -448,10 +448,18 @@ registry_configure(const struct config *cfg, registry_refuse_fn refuse, char *er
 
 	if (cfg->entropy_count_bits > 0)
 		registry_credit_cap = cfg->entropy_count_bits;
+	/* Excluding what is not there is harmless (rngd names sources this
+	 * daemon lacks): say so and carry on. */
 	for (i = 0; i < cfg->n_exclude; i++)
-		if (strcmp(cfg->exclude[i], "all") != 0 &&
-		    registry_lookup("-x", cfg->exclude[i], err, errlen) == NULL)
-			return EX_USAGE;
+		if (strcmp(cfg->exclude[i], "all") != 0 && registry_find(cfg->exclude[i]) == NULL)
+			log_warnx("-x: no source '%s' here, nothing to exclude (entropyd -l lists "
+			    "them)", cfg->exclude[i]);
+	if (cfg->rdseed_follows_rdrand)
+		log_info("%s rdrand: rdseed %s as well, as rngd's rdrand source covers both CPU "
+		    "instructions (name rdseed to choose it apart)",
+		    registry_named(cfg->include, cfg->n_include, "rdrand") ? "-n" : "-x",
+		    registry_named(cfg->include, cfg->n_include, "rdrand") ? "included" :
+		    "excluded");
 	for (i = 0; i < cfg->n_include; i++)
 		if (registry_lookup("-n", cfg->include[i], err, errlen) == NULL)
 			return EX_USAGE;

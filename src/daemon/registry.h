@@ -94,8 +94,9 @@ struct entropyd_module *registry_find(const char *name);
 /* Called for a drop-in whose configure() failed: it must remove the module. */
 typedef void (*registry_refuse_fn)(struct entropyd_module *, const char *why);
 /*
- * Apply the command line: unknown names, keys and values are usage errors
- * (EX_USAGE with one line in err); then each enabled module's configure():
+ * Apply the command line: unknown names in -n and -O, keys and values are
+ * usage errors (EX_USAGE with one line in err), an unknown -x name a logged
+ * warning; then each enabled module's configure():
  * a built-in failing is EX_USAGE, a drop-in failing is handed to refuse
  * (the plugin loader's plugin_init_failed; NULL: a usage error too).
  */

@@ -21,6 +21,7 @@ enum {
 	OPT_NO_RESEED,
 	OPT_CAPTURE,
 	OPT_HEALTH_LISTEN,
+	OPT_USE_SLOW_SOURCES,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -54,6 +55,9 @@ static const struct option long_options[] = {
 	{ "no-reseed", no_argument, NULL, OPT_NO_RESEED },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "health-listen", required_argument, NULL, OPT_HEALTH_LISTEN },
+	/* rngd 6's spellings with an equivalent here. */
+	{ "use-slow-sources", no_argument, NULL, OPT_USE_SLOW_SOURCES },
+	{ "usage", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -145,6 +149,28 @@ valid_name(const char *s, size_t len)
 			return 0;
 	}
 	return 1;
+}
+
+/* A number alone: how rngd 6 also names sources (its deprecated index). */
+static int
+all_digits(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Whether name is among the n names of a list. */
+static bool
+list_has(char *const *list, size_t n, const char *name)
+{
+	while (n-- > 0)
+		if (strcmp(list[n], name) == 0)
+			return true;
+	return false;
 }
 
 /* Append a copy of value to a string list. */
@@ -376,12 +402,21 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case OPT_NO_RESEED:
 		cfg->no_reseed = true;
 		break;
+	case OPT_USE_SLOW_SOURCES:
+		/* rngd 6 reads its slow sources only when the fast ones fail;
+		 * every enabled source here is read on demand already. */
+		break;
 	case 'x':
 	case 'n':
 		if (!valid_name(arg, strlen(arg)))
 			return usage_error(err, errlen,
 			    "%s: '%s' is not a source name (lower-case letters, digits, '_')", flag,
 			    arg);
+		/* rngd's numbering changed between its versions: never guess. */
+		if (all_digits(arg))
+			return usage_error(err, errlen,
+			    "%s: '%s' is an rngd source number; entropyd takes names "
+			    "(entropyd -l lists them)", flag, arg);
 		if (c == 'x')
 			list_append(&cfg->exclude, &cfg->n_exclude, arg);
 		else
@@ -464,6 +499,44 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	return 0;
 }
 
+/* Whether the command line names the source anywhere: -x, -n, -O, --capture. */
+static bool
+names_source(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	if (list_has(cfg->exclude, cfg->n_exclude, name) ||
+	    list_has(cfg->include, cfg->n_include, name))
+		return true;
+	for (i = 0; i < cfg->n_options; i++)
+		if (strcmp(cfg->options[i].source, name) == 0)
+			return true;
+	return (cfg->show_options != NULL && strcmp(cfg->show_options, name) == 0) ||
+	    (cfg->capture_source != NULL && strcmp(cfg->capture_source, name) == 0);
+}
+
+/*
+ * rngd's rdrand source is the CPU's RNG, both instructions (RDSEED where
+ * the CPU has it). A command line in rngd's terms, naming rdrand with -x or
+ * -n but rdseed nowhere and without -x all (which rngd lacks), meant both:
+ * rdseed follows rdrand into the same list.
+ */
+static void
+rdseed_follows_rdrand(struct config *cfg)
+{
+	bool excluded = list_has(cfg->exclude, cfg->n_exclude, "rdrand");
+	bool included = list_has(cfg->include, cfg->n_include, "rdrand");
+
+	if ((!excluded && !included) || list_has(cfg->exclude, cfg->n_exclude, "all") ||
+	    names_source(cfg, "rdseed"))
+		return;
+	if (excluded)
+		list_append(&cfg->exclude, &cfg->n_exclude, "rdseed");
+	if (included)
+		list_append(&cfg->include, &cfg->n_include, "rdseed");
+	cfg->rdseed_follows_rdrand = true;
+}
+
 /* Fill cfg with the defaults, every string a heap copy. */
 static void
 set_defaults(struct config *cfg)
@@ -521,6 +594,7 @@ options_parse(struct config *cfg, int argc, char **argv, char *err, size_t errle
 	/* Test mode writes nothing to the kernel and reports on the terminal. */
 	if (cfg->test_mode)
 		cfg->foreground = true;
+	rdseed_follows_rdrand(cfg);
 	return 0;
 
 fail:
@@ -574,7 +648,7 @@ options_usage(FILE *f)
 	    "                               run as USER:GROUP once devices and sockets are\n"
 	    "                               open, keeping only CAP_SYS_ADMIN\n"
 	    "  -v, --version                print the version and exit\n"
-	    "  -h, --help                   print this help and exit\n"
+	    "  -h, --help                   print this help and exit (also --usage)\n"
 	    "      --plugin-dir DIR         drop-in source modules (default: %s)\n"
 	    "      --no-host-mix            do not mix host-unique data (machine-id, DMI,\n"
 	    "                               MACs) into the pool uncredited at start\n"
@@ -586,6 +660,11 @@ options_usage(FILE *f)
 	    "      --health-listen ADDR:PORT\n"
 	    "                               serve the same over TCP too; use a loopback\n"
 	    "                               address such as 127.0.0.1:9181\n"
+	    "      --use-slow-sources       accepted for rngd 6: every enabled source is\n"
+	    "                               read on demand anyway\n"
+	    "\n"
+	    "From rngd: -x rdrand or -n rdrand with rdseed named nowhere and no -x all\n"
+	    "acts on rdseed too, as rngd's rdrand source covers both CPU instructions.\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 67 unknown -D\n"
 	    "user or group; 69 --health-listen cannot listen; 70 internal error; 71\n"

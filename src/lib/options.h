@@ -44,6 +44,7 @@ struct config {
 	unsigned long capture_count; /* 1..OPTIONS_MAX_CAPTURE */
 	char *capture_path;
 	char *health_listen;      /* --health-listen ADDR:PORT, default NULL (no TCP) */
+	bool rdseed_follows_rdrand; /* rdrand named in rngd's sense: rdseed added to its list */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
@@ -57,7 +58,8 @@ struct config {
 
 /*
  * Parse the command line into cfg (defaults first). -r PATH becomes the
- * option hwrng:device:PATH. Returns 0, or EX_USAGE with one line in err
+ * option hwrng:device:PATH. -x rdrand or -n rdrand in rngd's sense (rdseed
+ * named nowhere, no -x all) adds rdseed to the same list. Returns 0, or EX_USAGE with one line in err
  * naming the flag and what is wrong (cfg is then left freed and zeroed).
  * Prints nothing; may be called again (getopt is reset each time).
  */
