@@ -1,8 +1,10 @@
 #!/bin/sh
 # The sysvinit script from a staged install: start, status, reload, a refused
-# second start, stop; with start-stop-daemon and without it.
+# second start, stop; with start-stop-daemon and without it. Settings that
+# cannot work (a daemon that exits at once, an unknown user) are refused.
+# make install keeps an edited defaults file and creates the plugin directory.
 . "$(dirname "$0")/lib.sh"
-plan 19
+plan 41
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
@@ -24,6 +26,34 @@ if [ ! -x "$script" ] || [ ! -x "$daemon" ]; then
 	sed 's/^/# /' "$tmp/install.log"
 	finish
 fi
+defaults=$(find "$tmp/root" -path '*/default/entropyd' -type f)
+check "the plugin directory is created, empty" sh -c \
+    "find '$tmp/root' -type d -path '*/entropyd/sources' -empty | grep -q ."
+
+# The defaults file is the administrator's once installed.
+echo 'DAEMON_ARGS="-x tpm"' >>"$defaults"
+(unset MAKEFLAGS MFLAGS MAKELEVEL; make -C "$top_builddir" install DESTDIR="$tmp/root") \
+    >"$tmp/install2.log" 2>&1
+check "make install again keeps an edited defaults file" sh -c \
+    "tail -n 1 '$defaults' | grep -qx 'DAEMON_ARGS=\"-x tpm\"' &&
+     grep -q 'keeping .*default/entropyd' '$tmp/install2.log'"
+(unset MAKEFLAGS MFLAGS MAKELEVEL; make -C "$top_builddir" uninstall DESTDIR="$tmp/root") \
+    >"$tmp/uninstall.log" 2>&1
+check "make uninstall keeps the edited defaults file, removes the rest" sh -c \
+    "test -f '$defaults' && test ! -e '$script' && test ! -e '$daemon' &&
+     ! find '$tmp/root' -type d -path '*/entropyd/sources' | grep -q ."
+rm -f "$defaults"
+(unset MAKEFLAGS MFLAGS MAKELEVEL; make -C "$top_builddir" install DESTDIR="$tmp/root" &&
+    make -C "$top_builddir" uninstall DESTDIR="$tmp/root") >"$tmp/install3.log" 2>&1
+check "make uninstall removes an unchanged defaults file" test ! -e "$defaults"
+(unset MAKEFLAGS MFLAGS MAKELEVEL; make -C "$top_builddir" install DESTDIR="$tmp/root") \
+    >>"$tmp/install3.log" 2>&1
+check "the installed defaults run the daemon as entropyd:entropyd, with no arguments" sh -c \
+    "(. '$defaults' && test \"\$DAEMON_USER\" = entropyd:entropyd && test -z \"\$DAEMON_ARGS\")"
+# The unit reads the same file: only NAME="value" lines, which sh and
+# systemd's EnvironmentFile= read alike.
+check "the defaults file holds only comments and NAME=\"value\" lines" sh -c \
+    "! grep -Ev '^(#.*|[A-Z_]+=\"[^\"\$\`\\\\]*\"|)\$' '$defaults'"
 
 # A regular file as the source: drained at its end, read again after SIGHUP.
 head -c 200000 /dev/urandom >"$tmp/data"
@@ -83,4 +113,58 @@ export SSD
 run_cycle "without start-stop-daemon"
 sh "$script" bogus >/dev/null 2>&1
 check "an unknown action is a usage error (exit 2)" test $? -eq 2
+unset SSD
+
+# Arguments that make the daemon exit at once or stay in the foreground are
+# refused with the reason (LSB 6, not configured), and nothing is started.
+for args in "-v" "--version" "--ver" "-l" "-x tpm --list" "-h" "--usage" "-t" "-dv" \
+    "-O hwrng" "-Ohwrng" "--option=hwrng" "--option hwrng"; do
+	echo "DAEMON_ARGS=\"-x all -n file -O file:path:$tmp/data -o $tmp/out $args\"" \
+	    >"$tmp/defaults"
+	sh "$script" start >"$tmp/start.out" 2>&1
+	rc=$?
+	check "DAEMON_ARGS with '$args': start refused, exit 6 ($(tail -n 1 "$tmp/start.out"))" \
+	    sh -c "test $rc -eq 6 && grep -q 'exit at once or stay in the foreground' \
+	        '$tmp/start.out' && test ! -e '$PIDFILE'"
+done
+
+# An unknown user is refused before anything starts.
+cat >"$tmp/defaults" <<EOT
+DAEMON_ARGS="-x all -n file -O file:path:$tmp/data -o $tmp/out"
+DAEMON_USER="no-such-user-entropyd:nogroup"
+EOT
+sh "$script" start >"$tmp/start.out" 2>&1
+rc=$?
+check "an unknown DAEMON_USER: start refused, exit 6, saying how to fix it" sh -c \
+    "test $rc -eq 6 && grep -q 'no such user or group; create it' '$tmp/start.out' &&
+     test ! -e '$PIDFILE'"
+
+# A daemon that is gone after its start is a failed start.
+printf '#!/bin/sh\nexit 0\n' >"$tmp/gone" && chmod 755 "$tmp/gone"
+echo 'DAEMON_ARGS=""' >"$tmp/defaults"
+DAEMON=$tmp/gone sh "$script" start >"$tmp/start.out" 2>&1
+rc=$?
+check "a daemon not running after its start: start fails (exit $rc), saying so" sh -c \
+    "test $rc -eq 1 && grep -q 'not running after its start' '$tmp/start.out'"
+
+# DAEMON_USER runs the daemon as that user (-D), which needs root.
+if [ "$(id -u)" -ne 0 ]; then
+	skip "switching users needs root"
+elif ! getent passwd nobody >/dev/null || ! getent group nogroup >/dev/null; then
+	skip "no user nobody or group nogroup"
+else
+	cat >"$tmp/defaults" <<EOT
+DAEMON_ARGS="-x all -n file -O file:path:$tmp/data -O file:entropy:8 -o $tmp/out"
+DAEMON_USER="nobody:nogroup"
+EOT
+	sh "$script" start >"$tmp/start.out" 2>&1
+	rc=$?
+	pid=$(cat "$PIDFILE" 2>/dev/null)
+	[ -n "$pid" ] && track "$pid"
+	uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	check "DAEMON_USER=nobody:nogroup: the daemon runs as uid $uid" sh -c \
+	    "test $rc -eq 0 && test '$uid' = '$(id -u nobody)'"
+	show_if_failed "$tmp/start.out"
+	sh "$script" stop >/dev/null 2>&1
+fi
 finish

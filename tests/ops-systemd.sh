@@ -4,10 +4,15 @@
 . "$(dirname "$0")/lib.sh"
 unit=$top_builddir/contrib/entropyd.service
 init=$top_builddir/contrib/entropyd.init
-plan 8
+plan 9
 
 check "the unit is generated with every @variable@ replaced" sh -c \
-    "test -s '$unit' && ! grep -q '@[a-z]*@' '$unit' && grep -q '^ExecStart=/.*/entropyd -f' '$unit'"
+    "test -s '$unit' && ! grep -q '@[a-z]*@' '$unit' && grep -q '^ExecStart=/.*/entropyd ' '$unit'"
+# Settings in one place: the init script's defaults file, read if present,
+# its arguments before the unit's own -f (which so wins over a -b there).
+check "the unit reads the defaults file and passes DAEMON_ARGS before its -f" sh -c \
+    "grep -qx 'EnvironmentFile=-/.*/default/entropyd' '$unit' &&
+     grep -qx 'ExecStart=/[^ ]*/entropyd \\\$DAEMON_ARGS -f' '$unit'"
 check "the unit is Type=notify at early boot with an explicit device list" sh -c \
     "grep -qx 'Type=notify' '$unit' && grep -qx 'DefaultDependencies=no' '$unit' &&
      grep -q '^Before=.*sysinit.target' '$unit' && grep -qx 'Conflicts=shutdown.target' '$unit' &&
