@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 unit=$top_builddir/contrib/entropyd.service
 init=$top_builddir/contrib/entropyd.init
-plan 9
+plan 10
 
 check "the unit is generated with every @variable@ replaced" sh -c \
     "test -s '$unit' && ! grep -q '@[a-z]*@' '$unit' && grep -q '^ExecStart=/.*/entropyd ' '$unit'"
@@ -25,6 +25,22 @@ if command -v shellcheck >/dev/null 2>&1; then
 	sed 's/^/# /' "$tmp/sc"
 else
 	skip "shellcheck is not installed"
+fi
+
+# The user the unit runs as, as systemd-sysusers (and the Debian package's
+# postinst under systemd) makes it from the sysusers.d file.
+if command -v systemd-sysusers >/dev/null 2>&1; then
+	mkdir -p "$tmp/sysroot/etc"
+	systemd-sysusers --root="$tmp/sysroot" "$top_srcdir/contrib/entropyd.sysusers" \
+	    >"$tmp/sysusers" 2>&1
+	check "systemd-sysusers makes the system user entropyd, in the tss and dialout groups" sh -c \
+	    "grep -q '^entropyd:x:[0-9]*:[0-9]*:[^:]*:[^:]*:/usr/sbin/nologin\$' '$tmp/sysroot/etc/passwd' &&
+	     grep -q '^entropyd:' '$tmp/sysroot/etc/group' &&
+	     grep -q '^tss:x:[0-9]*:entropyd\$' '$tmp/sysroot/etc/group' &&
+	     grep -q '^dialout:x:[0-9]*:entropyd\$' '$tmp/sysroot/etc/group'"
+	show_if_failed "$tmp/sysusers"
+else
+	skip "systemd-sysusers is not installed (package systemd)"
 fi
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
