@@ -93,9 +93,12 @@ main(int argc, char **argv)
 		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
 	}
 	notify_init();
-	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1)
-		log_warn("pidfile %s", pidpath);
-	daemonize_ready();
+	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1) {
+		log_warn("pidfile %s: cannot write it", pidpath);
+		rc = EX_CANTCREAT;
+		notify_close();
+		goto out_sink;
+	}
 	log_info("entropyd %s started; sink %s (%s)", PACKAGE_VERSION, sink.path,
 	    sink_kind_name(sink.kind));
 	rc = engine_run(&cfg, &sink);
