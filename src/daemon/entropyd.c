@@ -70,6 +70,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "entropyd: %s\n", err);
 		goto out;
 	}
+	/* Before any thread starts: these are per thread, inherited by new ones. */
+	if (cfg.drop_privileges != NULL)
+		privdrop_bound();
 	if ((rc = capture_start(&cfg, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
 		goto out;
