@@ -11,6 +11,12 @@ control-abuse.py MODE SOCKET [ARG]
   many SOCKET N CAP     N idle connections at once: prints "closed=C open=O" once at
                         least N - CAP were closed by the server, then "held=STATUS"
                         for a /health request on a connection that stayed open
+  dribble SOCKET SECS   the start of a request, then one more header byte every
+                        SECS seconds: prints "closed after S s" when the server
+                        hangs up, "still open" if it has not after 30 s
+  keepalive SOCKET SECS N
+                        N requests on one HTTP/1.1 connection, SECS seconds apart:
+                        prints each status line ("closed" once the server hung up)
 Every wait is bounded (30 s) so a broken server fails the test, never hangs it.
 """
 import os
@@ -47,6 +53,33 @@ def status_line(s):
             return data.decode(errors="replace").strip() or "closed"
         data += chunk
     return data.split(b"\r\n", 1)[0].decode(errors="replace")
+
+
+def read_answer(s):
+    """One whole answer (headers and Content-Length bytes): its status line, or "closed"."""
+    data = b""
+    deadline = time.monotonic() + LIMIT_S
+    while True:
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if sep:
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if len(body) >= length:
+                return head.split(b"\r\n", 1)[0].decode(errors="replace")
+        left = deadline - time.monotonic()
+        r, _, _ = select.select([s], [], [], max(left, 0))
+        if not r:
+            return "no answer"
+        try:
+            chunk = s.recv(65536)
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            return "closed"
+        data += chunk
 
 
 def health(s):
@@ -106,6 +139,35 @@ def main():
         print("held=%s" % (health(still[0]) if still else "none"))
         for c in conns:
             c.close()
+    elif mode == "dribble":
+        interval = float(sys.argv[3])
+        s = connect(path)
+        start = time.monotonic()
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        while time.monotonic() - start < LIMIT_S:
+            r, _, _ = select.select([s], [], [], interval)
+            if r and closed_by_server(s):
+                print("closed after %.0f s" % (time.monotonic() - start))
+                return
+            try:
+                s.send(b"a")
+            except (BrokenPipeError, ConnectionResetError):
+                print("closed after %.0f s" % (time.monotonic() - start))
+                return
+        print("still open")
+    elif mode == "keepalive":
+        gap, count = float(sys.argv[3]), int(sys.argv[4])
+        s = connect(path)
+        lines = []
+        for i in range(count):
+            if i:
+                time.sleep(gap)
+            try:
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                lines.append(read_answer(s))
+            except (BrokenPipeError, ConnectionResetError):
+                lines.append("closed")
+        print(" | ".join(lines))
     else:
         sys.exit("control-abuse.py: unknown mode " + mode)
 

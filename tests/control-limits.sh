@@ -1,13 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Misbehaving clients of the control socket affect only themselves: huge
-# headers, garbage, a half-sent request, a thousand idle connections (over
-# the connection cap), a request flood (wrk), an idle connection timed out.
+# headers, garbage, a half-sent request, a thousand idle connections from one
+# peer (over its limit), a request flood (wrk), an idle connection and one
+# that dribbles a byte at a time closed at the request deadline, while a
+# kept-alive connection gets a new deadline for each request.
+# (tests/control-fair.sh has clients of several users at once.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
 abuse=$top_srcdir/tests/control-abuse.py
-cap=$(sed -n 's/^#define CONTROL_MAX_CONNECTIONS \([0-9]*\).*/\1/p' "$top_srcdir/src/daemon/control.h")
-plan 14
+cap=$(sed -n 's/^#define CONTROL_PEER_MAX \([0-9]*\).*/\1/p' "$top_srcdir/src/daemon/control.h")
+plan 17
 
 sock=$tmp/s
 port=$(free_port)
@@ -41,8 +44,8 @@ check "after garbage /health still answers" healthy
 check "a stalled half request does not block /health on another connection" \
     test "$(python3 "$abuse" slow "$sock")" = "HTTP/1.1 200 OK"
 
-# 6-8: a thousand idle connections: those over the cap are closed at once, those
-# within it are served; afterwards the count falls back.
+# 6-8: a thousand idle connections from one uid: those over its limit are
+# closed at once, those within it are served; afterwards the count falls back.
 # Whether the control server counts only the connection asking.
 one_connection() {
 	ucurl "$sock" /metrics -o "$tmp/m"
@@ -51,7 +54,7 @@ one_connection() {
 # Earlier clients' connections are gone before the count starts.
 wait_for 300 one_connection
 python3 "$abuse" many "$sock" 1000 "$cap" >"$tmp/many"
-check "1000 connections: all but $cap closed at once" \
+check "1000 connections from one uid: all but $cap closed at once" \
     test "$(head -1 "$tmp/many")" = "closed=$((1000 - cap)) open=$cap"
 check "a connection within the cap is served" test "$(sed -n 2p "$tmp/many")" = \
     "held=HTTP/1.1 200 OK"
@@ -84,11 +87,28 @@ else
 fi
 stop "$pid"
 
-# 13-14: an idle connection is closed after the (test-shortened) timeout.
+# 13-14: an idle connection is closed at the (test-shortened) deadline.
 ENTROPYD_CONTROL_TIMEOUT=1
 start_daemon "$tmp/s2" "$tmp/log2" "$tmp/in"
 wait_for 100 sh -c "'$entropyctl' -s '$tmp/s2' health >/dev/null 2>&1"
-check "an idle connection is closed after the timeout" \
+check "an idle connection is closed at the deadline" \
     test "$(python3 "$abuse" idle "$tmp/s2")" = closed
-check "after the timeout /health still answers" sh -c "'$entropyctl' -s '$tmp/s2' health >/dev/null"
+check "after the deadline /health still answers" sh -c "'$entropyctl' -s '$tmp/s2' health >/dev/null"
+stop "$daemon"
+
+# 15: a byte every half second would reset a per-read timeout forever; the
+# deadline covers the whole request.
+ENTROPYD_CONTROL_TIMEOUT=3
+start_daemon "$tmp/s3" "$tmp/log3" "$tmp/in"
+wait_for 100 sh -c "'$entropyctl' -s '$tmp/s3' health >/dev/null 2>&1"
+out=$(python3 "$abuse" dribble "$tmp/s3" 0.5)
+secs=$(echo "$out" | sed -n 's/closed after \([0-9]*\) s/\1/p')
+check "a client sending a byte every 0.5 s is closed at the 3 s deadline ($out)" \
+    test -n "$secs" -a "${secs:-99}" -lt 15
+# 16-17: each request on a kept-alive connection has its own deadline: three
+# requests 2 s apart outlast one 3 s deadline from the accept.
+out=$(python3 "$abuse" keepalive "$tmp/s3" 2 3)
+check "a kept-alive connection: each request has its own deadline ($out)" \
+    test "$out" = "HTTP/1.1 200 OK | HTTP/1.1 200 OK | HTTP/1.1 200 OK"
+check "after them /health still answers" sh -c "'$entropyctl' -s '$tmp/s3' health >/dev/null"
 finish

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,48 @@
 #include "report.h"
 #include "xmalloc.h"
 
+/* Where a client holds its place: each has its own limit. */
+enum control_place {
+	CONTROL_PLACE_TCP,   /* the TCP listener's places */
+	CONTROL_PLACE_UNIX,  /* the Unix socket's shared places */
+	CONTROL_PLACE_ROOT,  /* the Unix socket's places kept for root */
+	CONTROL_PLACE_GROUP, /* the Unix socket's places kept for the daemon's user and group */
+	CONTROL_NPLACES
+};
+
+/* What becomes of a new connection. */
+enum control_verdict {
+	CONTROL_ADMITTED,
+	CONTROL_PEER_FULL,    /* its peer holds CONTROL_PEER_MAX places already */
+	CONTROL_ALL_FULL,     /* every place it could take is taken */
+	CONTROL_UNIDENTIFIED, /* the socket cannot say who its peer is */
+};
+
+static const char *const control_place_names[CONTROL_NPLACES] = {
+	[CONTROL_PLACE_TCP] = "tcp",
+	[CONTROL_PLACE_UNIX] = "unix",
+	[CONTROL_PLACE_ROOT] = "unix_root",
+	[CONTROL_PLACE_GROUP] = "unix_group",
+};
+
+static const unsigned control_place_max[CONTROL_NPLACES] = {
+	[CONTROL_PLACE_TCP] = CONTROL_TCP_MAX,
+	[CONTROL_PLACE_UNIX] = CONTROL_UNIX_MAX,
+	[CONTROL_PLACE_ROOT] = CONTROL_ROOT_RESERVED,
+	[CONTROL_PLACE_GROUP] = CONTROL_GROUP_RESERVED,
+};
+
+/* One client connection: who it is, the place it holds, its deadline. */
+struct control_client {
+	TAILQ_ENTRY(control_client) entry;
+	struct evhttp_connection *evcon;
+	struct event *ev_deadline;
+	enum control_place place;
+	bool tcp;
+	uid_t uid;                    /* on the Unix socket: the peer's uid */
+	char addr[INET6_ADDRSTRLEN];  /* on TCP: the peer's address */
+};
+
 /* The server: one evhttp on the engine's loop, bound to the Unix socket and maybe TCP. */
 struct control {
 	struct event_base *base;
@@ -32,14 +77,36 @@ struct control {
 	char *path;               /* the Unix socket we created, to remove at exit */
 	dev_t dev;
 	ino_t ino;
+	uid_t owner_uid;          /* the socket's owners: the daemon's user and group */
+	gid_t owner_gid;
 	struct event *ev_adopt;   /* adopts new connections after evhttp made them */
-	struct bufferevent **fresh; /* connections not yet adopted */
+	struct bufferevent **fresh; /* connections not yet adopted, each referenced */
 	size_t nfresh;
-	unsigned connections;
-	uint64_t refused;
+	TAILQ_HEAD(, control_client) clients;
+	unsigned held[CONTROL_NPLACES];
+	unsigned deadline_s;
+	uint64_t refused;         /* closed at once: over a limit */
+	uint64_t expired;         /* closed at the deadline */
+	bool warned_peer;         /* the first refusal of each kind is logged */
+	bool warned_full;
 };
 
 static struct control *control;
+
+/* Send an answer; to HEAD its headers alone, with the length the body would have. */
+static void
+control_send(struct evhttp_request *req, int code, const char *reason, struct evbuffer *body)
+{
+	char len[32];
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		evhttp_send_reply(req, code, reason, body);
+		return;
+	}
+	snprintf(len, sizeof len, "%zu", evbuffer_get_length(body));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Length", len);
+	evhttp_send_reply(req, code, reason, NULL);
+}
 
 /* Send a JSON document with a status code; the document is released. */
 static void
@@ -62,22 +129,23 @@ control_reply_json(struct evhttp_request *req, int code, const char *reason,
 	free(text);
 	evhttp_add_header(h, "Content-Type", type);
 	evhttp_add_header(h, "Cache-Control", "no-store");
-	evhttp_send_reply(req, code, reason, buf);
+	control_send(req, code, reason, buf);
 	evbuffer_free(buf);
 }
 
 /*
- * A JSON error: {"error": message, "path": path}. The path is the client's:
- * anything but printable ASCII becomes '?' (JSON strings must be UTF-8) and
- * it is cut to 256 bytes.
+ * A JSON error: {"error": message, "path": path}. The path is the client's,
+ * len bytes of it: anything but printable ASCII (a NUL too) becomes '?'
+ * (JSON strings must be UTF-8) and it is cut to 256 bytes.
  */
 static void
-control_error(struct evhttp_request *req, int code, const char *reason, const char *path)
+control_error(struct evhttp_request *req, int code, const char *reason, const char *path,
+    size_t len)
 {
 	char shown[257];
 	size_t i;
 
-	for (i = 0; path[i] != '\0' && i < sizeof shown - 1; i++)
+	for (i = 0; i < len && i < sizeof shown - 1; i++)
 		shown[i] = path[i] >= 0x20 && path[i] < 0x7f ? path[i] : '?';
 	shown[i] = '\0';
 	control_reply_json(req, code, reason, "application/json",
@@ -102,20 +170,79 @@ control_metrics(struct evhttp_request *req)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	struct evbuffer *buf = evbuffer_new();
+	unsigned connections = 0;
+	int i;
 
+	for (i = 0; i < CONTROL_NPLACES; i++)
+		connections += control->held[i];
 	report_metrics(buf, control->sink);
 	evbuffer_add_printf(buf,
 	    "# HELP entropyd_control_connections Open connections to the control server.\n"
 	    "# TYPE entropyd_control_connections gauge\n"
 	    "entropyd_control_connections %u\n"
-	    "# HELP entropyd_control_refused_total Connections closed at once: over the cap.\n"
+	    "# HELP entropyd_control_refused_total Connections closed at once: over a limit.\n"
 	    "# TYPE entropyd_control_refused_total counter\n"
-	    "entropyd_control_refused_total %llu\n",
-	    control->connections, (unsigned long long)control->refused);
+	    "entropyd_control_refused_total %llu\n"
+	    "# HELP entropyd_control_expired_total Connections closed at the request deadline.\n"
+	    "# TYPE entropyd_control_expired_total counter\n"
+	    "entropyd_control_expired_total %llu\n",
+	    connections, (unsigned long long)control->refused,
+	    (unsigned long long)control->expired);
+	evbuffer_add_printf(buf,
+	    "# HELP entropyd_control_place_connections Open connections by the places they "
+	    "hold: TCP, the Unix socket's shared ones, those kept for root and for the "
+	    "daemon's user and group.\n"
+	    "# TYPE entropyd_control_place_connections gauge\n");
+	for (i = 0; i < CONTROL_NPLACES; i++)
+		evbuffer_add_printf(buf, "entropyd_control_place_connections{place=\"%s\"} %u\n",
+		    control_place_names[i], control->held[i]);
 	evhttp_add_header(h, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_add_header(h, "Cache-Control", "no-store");
-	evhttp_send_reply(req, 200, "OK", buf);
+	control_send(req, 200, "OK", buf);
 	evbuffer_free(buf);
+}
+
+/* The client on a connection, or NULL. */
+static struct control_client *
+control_client_of(const struct evhttp_connection *evcon)
+{
+	struct control_client *cl;
+
+	TAILQ_FOREACH(cl, &control->clients, entry)
+		if (cl->evcon == evcon)
+			return cl;
+	return NULL;
+}
+
+/* (Re)start a client's deadline: a whole request and its answer within it. */
+static void
+control_arm(struct control_client *cl)
+{
+	struct timeval tv = { (time_t)control->deadline_s, 0 };
+
+	evtimer_add(cl->ev_deadline, &tv);
+}
+
+/* An answer was written whole: the next request on the connection has a deadline of its own. */
+static void
+control_answered(struct evhttp_request *req, void *arg)
+{
+	struct control_client *cl = control_client_of(evhttp_request_get_connection(req));
+
+	if (cl != NULL)
+		control_arm(cl);
+}
+
+/* Whether a path holds a control character (a decoded %00 among them). */
+static bool
+control_unprintable(const char *path, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f)
+			return true;
+	return false;
 }
 
 /* Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME. */
@@ -127,20 +254,24 @@ control_request(struct evhttp_request *req, void *arg)
 	const char *raw = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	struct report_clock c;
 	char *path;
+	size_t len;
 	json_t *doc;
 	bool known;
 
-	if (raw == NULL || (path = evhttp_uridecode(raw, 0, NULL)) == NULL) {
-		control_error(req, 400, "Bad Request", "");
+	evhttp_request_set_on_complete_cb(req, control_answered, NULL);
+	if (raw == NULL || (path = evhttp_uridecode(raw, 0, &len)) == NULL) {
+		control_error(req, 400, "Bad Request", "", 0);
 		return;
 	}
 	known = strcmp(path, "/health") == 0 || strcmp(path, "/metrics") == 0 ||
 	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0;
-	if (!known)
-		control_error(req, 404, "Not Found", path);
+	if (control_unprintable(path, len))
+		control_error(req, 400, "Bad Request", path, len);
+	else if (!known)
+		control_error(req, 404, "Not Found", path, len);
 	else if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
-		control_error(req, 405, "Method Not Allowed", path);
+		control_error(req, 405, "Method Not Allowed", path, len);
 	} else if (strcmp(path, "/health") == 0)
 		control_health(req);
 	else if (strcmp(path, "/metrics") == 0)
@@ -152,24 +283,54 @@ control_request(struct evhttp_request *req, void *arg)
 		else
 			doc = report_source(path + 9, &c);
 		if (doc == NULL)
-			control_error(req, 404, "Not Found", path);
+			control_error(req, 404, "Not Found", path, len);
 		else
 			control_reply_json(req, 200, "OK", "application/json", doc);
 	}
 	free(path);
 }
 
-/* A connection went away: free its place. */
+/* Forget a client: free its place and its deadline. */
+static void
+control_forget(struct control_client *cl)
+{
+	TAILQ_REMOVE(&control->clients, cl, entry);
+	control->held[cl->place]--;
+	event_free(cl->ev_deadline);
+	free(cl);
+}
+
+/* A connection went away. */
 static void
 control_closed(struct evhttp_connection *evcon, void *arg)
 {
-	if (control != NULL && control->connections > 0)
-		control->connections--;
+	if (control != NULL)
+		control_forget(arg);
+}
+
+/* A client's deadline passed before its request was whole and answered: close it. */
+static void
+control_expired(int fd, short what, void *arg)
+{
+	struct control_client *cl = arg;
+	struct evhttp_connection *evcon = cl->evcon;
+
+	control->expired++;
+	if (cl->tcp)
+		log_debug("control: closing a connection from %s: no whole request and answer "
+		    "within %u s", cl->addr, control->deadline_s);
+	else
+		log_debug("control: closing a connection from uid %lu: no whole request and "
+		    "answer within %u s", (unsigned long)cl->uid, control->deadline_s);
+	control_forget(cl);
+	evhttp_connection_set_closecb(evcon, NULL, NULL);
+	evhttp_connection_free(evcon);
 }
 
 /*
  * evhttp makes a connection's bufferevent here, before the connection
- * exists; it is adopted (counted, or refused over the cap) just after.
+ * exists (and before it has its descriptor); it is adopted just after. The
+ * reference taken keeps it valid even if evhttp frees it first.
  */
 static struct bufferevent *
 control_new_bev(struct event_base *base, void *arg)
@@ -178,6 +339,7 @@ control_new_bev(struct event_base *base, void *arg)
 
 	if (bev == NULL)
 		return NULL;
+	bufferevent_incref(bev);
 	control->fresh = xreallocarray(control->fresh, control->nfresh + 1,
 	    sizeof *control->fresh);
 	control->fresh[control->nfresh++] = bev;
@@ -185,34 +347,181 @@ control_new_bev(struct event_base *base, void *arg)
 	return bev;
 }
 
-/* Count new connections and watch them close; close those over the cap. */
+/* Whether a Unix-socket peer is the daemon's user or in its group (any of its groups). */
+static bool
+control_in_daemon_group(int fd, const struct ucred *cred)
+{
+#ifdef SO_PEERGROUPS
+	gid_t groups[256];
+	socklen_t len = sizeof groups;
+	size_t i;
+#endif
+
+	if (cred->uid == control->owner_uid || cred->gid == control->owner_gid)
+		return true;
+#ifdef SO_PEERGROUPS
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
+		return false;
+	for (i = 0; i < len / sizeof groups[0]; i++)
+		if (groups[i] == control->owner_gid)
+			return true;
+#endif
+	return false;
+}
+
+/*
+ * Who is at the other end: a uid on the Unix socket (SO_PEERCRED), an
+ * address on TCP. 0, or -1 when the socket cannot say.
+ */
+static int
+control_identify(struct control_client *cl, int fd, bool *in_group)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	struct ucred cred;
+	socklen_t credlen = sizeof cred;
+	const void *addr;
+
+	*in_group = false;
+	if (fd == -1 || getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		return -1;
+	if (ss.ss_family == AF_UNIX) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == -1)
+			return -1;
+		cl->uid = cred.uid;
+		*in_group = control_in_daemon_group(fd, &cred);
+		return 0;
+	}
+	cl->tcp = true;
+	len = sizeof ss;
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1)
+		return -1;
+	if (ss.ss_family == AF_INET)
+		addr = &((struct sockaddr_in *)&ss)->sin_addr;
+	else if (ss.ss_family == AF_INET6)
+		addr = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	else
+		return -1;
+	if (inet_ntop(ss.ss_family, addr, cl->addr, sizeof cl->addr) == NULL)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether a new client may take a place, and which. One peer holds at most
+ * CONTROL_PEER_MAX places; the Unix socket's reserves are used only once its
+ * shared places are all taken.
+ */
+static enum control_verdict
+control_place_for(const struct control_client *cl, bool in_group, enum control_place *place)
+{
+	const struct control_client *o;
+	unsigned same = 0;
+
+	TAILQ_FOREACH(o, &control->clients, entry)
+		if (o->tcp == cl->tcp && (cl->tcp ? strcmp(o->addr, cl->addr) == 0 :
+		    o->uid == cl->uid))
+			same++;
+	if (same >= CONTROL_PEER_MAX)
+		return CONTROL_PEER_FULL;
+	*place = cl->tcp ? CONTROL_PLACE_TCP : CONTROL_PLACE_UNIX;
+	if (control->held[*place] < control_place_max[*place])
+		return CONTROL_ADMITTED;
+	if (cl->tcp)
+		return CONTROL_ALL_FULL;
+	if (cl->uid == 0 && control->held[CONTROL_PLACE_ROOT] < CONTROL_ROOT_RESERVED) {
+		*place = CONTROL_PLACE_ROOT;
+		return CONTROL_ADMITTED;
+	}
+	if (in_group && control->held[CONTROL_PLACE_GROUP] < CONTROL_GROUP_RESERVED) {
+		*place = CONTROL_PLACE_GROUP;
+		return CONTROL_ADMITTED;
+	}
+	return CONTROL_ALL_FULL;
+}
+
+/* Log the first refusal of each kind; the count is in the metrics. */
+static void
+control_log_refusal(const struct control_client *cl, enum control_verdict verdict)
+{
+	char peer[64];
+
+	if (cl->tcp)
+		snprintf(peer, sizeof peer, "%s", cl->addr);
+	else
+		snprintf(peer, sizeof peer, "uid %lu", (unsigned long)cl->uid);
+	switch (verdict) {
+	case CONTROL_PEER_FULL:
+		if (!control->warned_peer)
+			log_warnx("control: %s holds %d connections; closing its new ones (logged "
+			    "once)", peer, CONTROL_PEER_MAX);
+		control->warned_peer = true;
+		break;
+	case CONTROL_ALL_FULL:
+		if (!control->warned_full)
+			log_warnx("control: the %s places are all taken; closing new connections "
+			    "(logged once)", cl->tcp ? "TCP listener's" : "Unix socket's");
+		control->warned_full = true;
+		break;
+	default:
+		log_debug("control: closing a connection whose peer cannot be identified");
+		break;
+	}
+}
+
+/* Give a new connection its place and deadline, or close it at once. */
+static void
+control_admit(struct evhttp_connection *evcon, int fd)
+{
+	struct control_client *cl = xcalloc(1, sizeof *cl);
+	enum control_place place = CONTROL_PLACE_UNIX;
+	enum control_verdict verdict = CONTROL_UNIDENTIFIED;
+	bool in_group;
+
+	if (control_identify(cl, fd, &in_group) == 0)
+		verdict = control_place_for(cl, in_group, &place);
+	if (verdict != CONTROL_ADMITTED) {
+		control->refused++;
+		control_log_refusal(cl, verdict);
+		free(cl);
+		evhttp_connection_free(evcon);
+		return;
+	}
+	cl->evcon = evcon;
+	cl->place = place;
+	cl->ev_deadline = evtimer_new(control->base, control_expired, cl);
+	control->held[place]++;
+	TAILQ_INSERT_TAIL(&control->clients, cl, entry);
+	control_arm(cl);
+	evhttp_connection_set_closecb(evcon, control_closed, cl);
+}
+
+/* Adopt the connections evhttp made since the last turn of the loop. */
 static void
 control_adopt(int fd, short what, void *arg)
 {
 	struct evhttp_connection *evcon;
+	struct bufferevent *bev;
 	void *cbarg;
 	size_t i;
 
 	for (i = 0; i < control->nfresh; i++) {
+		bev = control->fresh[i];
 		cbarg = NULL;
-		bufferevent_getcb(control->fresh[i], NULL, NULL, NULL, &cbarg);
+		/* A bufferevent evhttp already freed has no callbacks left. */
+		bufferevent_getcb(bev, NULL, NULL, NULL, &cbarg);
 		evcon = cbarg;
-		if (evcon == NULL || evhttp_connection_get_bufferevent(evcon) != control->fresh[i])
-			continue;
-		if (control->connections >= CONTROL_MAX_CONNECTIONS) {
-			if (control->refused++ == 0)
-				log_warnx("control: more than %d connections; closing new ones",
-				    CONTROL_MAX_CONNECTIONS);
-			evhttp_connection_free(evcon);
-			continue;
-		}
-		control->connections++;
-		evhttp_connection_set_closecb(evcon, control_closed, NULL);
+		if (evcon != NULL && evhttp_connection_get_bufferevent(evcon) == bev)
+			control_admit(evcon, bufferevent_getfd(bev));
+		bufferevent_decref(bev);
 	}
 	control->nfresh = 0;
 }
 
-/* Create the directory a socket goes in, and its parents (mode 0755). */
+/*
+ * Create the directory a socket goes in, and its parents (mode 0755): 1
+ * when the socket's own directory was made here, 0 when it was there, -1.
+ */
 static int
 control_mkdirs(const char *path)
 {
@@ -224,12 +533,16 @@ control_mkdirs(const char *path)
 		return 0;
 	}
 	*p = '\0';
-	for (p = dir + 1; rc == 0; p++) {
+	for (p = dir + 1; rc != -1; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		c = *p;
 		*p = '\0';
-		if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		if (mkdir(dir, 0755) == 0)
+			rc = 1;
+		else if (errno == EEXIST)
+			rc = 0;
+		else
 			rc = -1;
 		*p = c;
 		if (c == '\0')
@@ -237,6 +550,51 @@ control_mkdirs(const char *path)
 	}
 	free(dir);
 	return rc;
+}
+
+/* Whether a user and group may remove an entry from a directory of this mode and owner. */
+static bool
+control_may_unlink(const struct stat *dir, uid_t uid, gid_t gid)
+{
+	if (uid == 0)
+		return true;
+	if (dir->st_uid == uid)
+		return (dir->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
+	if (dir->st_gid == gid)
+		return (dir->st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
+	return (dir->st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
+}
+
+/*
+ * With -D the daemon removes its socket at exit as the dropped user, so
+ * that user must be able to: a directory made here, or the daemon's own run
+ * directory, is handed to the user and group; any other directory where
+ * the user could not is said once at start (the next start replaces the
+ * stale socket).
+ */
+static void
+control_dir_for_user(const char *path, bool created, uid_t uid, gid_t gid)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	struct stat st;
+	int fd;
+
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (created || strcmp(dir, RUNDIR) == 0) {
+		if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    fchown(fd, uid, gid) == -1)
+			log_warn("control: %s: handing it to the -D user", dir);
+		if (fd != -1)
+			close(fd);
+	} else if (stat(dir, &st) == 0 && !control_may_unlink(&st, uid, gid))
+		log_warnx("control: %s: the -D user cannot remove the socket from this "
+		    "directory at exit; it stays until the next start replaces it", dir);
+	free(dir);
 }
 
 /* Whether a daemon answers on a Unix socket (connect succeeds). */
@@ -264,14 +622,14 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct stat st;
 	mode_t mask;
-	int fd;
+	int fd, created;
 
 	if (strlen(path) >= sizeof sun.sun_path) {
 		snprintf(err, errlen, "%s: path too long for a Unix socket", path);
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if (control_mkdirs(path) == -1) {
+	if ((created = control_mkdirs(path)) == -1) {
 		snprintf(err, errlen, "%s: creating its directory: %s", path, strerror(errno));
 		return -1;
 	}
@@ -310,7 +668,7 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 	umask(mask);
 	/* With -D, the daemon's user and group own it (before the drop). */
 	if (chmod(path, 0660) == -1 || privdrop_socket_owner(path) == -1 ||
-	    listen(fd, 64) == -1 || stat(path, &st) == -1) {
+	    listen(fd, CONTROL_BACKLOG) == -1 || stat(path, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		unlink(path);
 		close(fd);
@@ -318,6 +676,10 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 	}
 	control->dev = st.st_dev;
 	control->ino = st.st_ino;
+	control->owner_uid = st.st_uid;
+	control->owner_gid = st.st_gid;
+	if (privdrop_prepared())
+		control_dir_for_user(path, created == 1, st.st_uid, st.st_gid);
 	return fd;
 }
 
@@ -335,23 +697,23 @@ control_loopback(const char *addr)
 	return false;
 }
 
-/* The idle timeout: CONTROL_TIMEOUT_S, or the test override. */
-static int
-control_timeout(void)
+/* The request deadline: CONTROL_DEADLINE_S, or the test override. */
+static unsigned
+control_deadline(void)
 {
 	const char *s = getenv(CONTROL_TIMEOUT_ENV);
 	char *end;
 	long v;
 
 	if (s == NULL || *s == '\0')
-		return CONTROL_TIMEOUT_S;
+		return CONTROL_DEADLINE_S;
 	v = strtol(s, &end, 10);
 	if (*end != '\0' || v < 1 || v > 3600) {
 		log_warnx("%s: '%s' is not a number of seconds from 1 to 3600; using %d",
-		    CONTROL_TIMEOUT_ENV, s, CONTROL_TIMEOUT_S);
-		return CONTROL_TIMEOUT_S;
+		    CONTROL_TIMEOUT_ENV, s, CONTROL_DEADLINE_S);
+		return CONTROL_DEADLINE_S;
 	}
-	return (int)v;
+	return (unsigned)v;
 }
 
 /* Bind the TCP listener of --health-listen; 0 or -1 with err set. */
@@ -388,11 +750,14 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	control = xcalloc(1, sizeof *control);
 	control->base = base;
 	control->sink = sink;
+	control->deadline_s = control_deadline();
+	TAILQ_INIT(&control->clients);
 	if ((control->http = evhttp_new(base)) == NULL)
 		fatalx("evhttp_new failed");
 	evhttp_set_max_headers_size(control->http, CONTROL_MAX_HEADERS_BYTES);
 	evhttp_set_max_body_size(control->http, CONTROL_MAX_BODY_BYTES);
-	evhttp_set_timeout(control->http, control_timeout());
+	/* evhttp's own timeouts are per read and write; the deadline bounds the whole. */
+	evhttp_set_timeout(control->http, (int)control->deadline_s);
 	/* Every method evhttp knows reaches control_request, which answers 405. */
 	evhttp_set_allowed_methods(control->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
@@ -433,10 +798,18 @@ control_stop(void)
 {
 	struct stat st;
 
+	struct control_client *cl;
+	size_t i;
+
 	if (control == NULL)
 		return;
+	/* Closing each connection forgets its client. */
 	if (control->http != NULL)
 		evhttp_free(control->http);
+	while ((cl = TAILQ_FIRST(&control->clients)) != NULL)
+		control_forget(cl);
+	for (i = 0; i < control->nfresh; i++)
+		bufferevent_decref(control->fresh[i]);
 	if (control->path != NULL && stat(control->path, &st) == 0 &&
 	    st.st_dev == control->dev && st.st_ino == control->ino)
 		unlink(control->path);

@@ -13,12 +13,29 @@ struct event_base;
  * from the registry and the sink. Never random bytes.
  */
 
-/* Limits: a client that misbehaves affects only itself. */
-#define CONTROL_MAX_CONNECTIONS 64
+/*
+ * Limits: a client that misbehaves affects only itself. The Unix socket and
+ * the TCP listener each have their own places, and one peer (a uid on the
+ * Unix socket, from SO_PEERCRED; an address on TCP) holds at most
+ * CONTROL_PEER_MAX of them; over a limit a new connection is closed at
+ * once. When the Unix socket's shared places are taken, root still has
+ * CONTROL_ROOT_RESERVED of its own, and the daemon's user and group (the
+ * socket's owners) CONTROL_GROUP_RESERVED. A connection has
+ * CONTROL_DEADLINE_S from its accept (or from its last answer) to send a
+ * whole request, headers and body, and take the whole answer; then it is
+ * closed, however slowly it keeps sending.
+ */
+#define CONTROL_UNIX_MAX 64
+#define CONTROL_TCP_MAX 64
+#define CONTROL_PEER_MAX 8
+#define CONTROL_ROOT_RESERVED 4
+#define CONTROL_GROUP_RESERVED 4
 #define CONTROL_MAX_HEADERS_BYTES 8192
 #define CONTROL_MAX_BODY_BYTES 1024
-#define CONTROL_TIMEOUT_S 10
-/* For tests only: the idle timeout in seconds, instead of CONTROL_TIMEOUT_S. */
+#define CONTROL_DEADLINE_S 10
+/* Connections the kernel queues on the Unix socket until the loop takes them. */
+#define CONTROL_BACKLOG 128
+/* For tests only: the deadline in seconds, instead of CONTROL_DEADLINE_S. */
 #define CONTROL_TIMEOUT_ENV "ENTROPYD_CONTROL_TIMEOUT"
 
 /* Serve on the loop; 0, or a sysexits code after logging why not. */

@@ -13,6 +13,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "control.h"
+#include "daemonize.h"
 #include "defer.h"
 #include "engine.h"
 #include "hostmix.h"
@@ -706,6 +707,8 @@ engine_run(const struct config *cfg, struct sink *sink)
 	if (cfg->drop_privileges != NULL)
 		privdrop_apply();
 	engine_notify_status();
+	/* Sources probed, control socket listening, privileges dropped: -b may return. */
+	daemonize_ready();
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
 	control_stop();

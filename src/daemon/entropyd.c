@@ -70,6 +70,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "entropyd: %s\n", err);
 		goto out;
 	}
+	/* Before any thread starts: these are per thread, inherited by new ones. */
+	if (cfg.drop_privileges != NULL)
+		privdrop_bound();
 	if ((rc = capture_start(&cfg, err, sizeof err)) != 0) {
 		fprintf(stderr, "entropyd: %s\n", err);
 		goto out;
@@ -93,9 +96,12 @@ main(int argc, char **argv)
 		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
 	}
 	notify_init();
-	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1)
-		log_warn("pidfile %s", pidpath);
-	daemonize_ready();
+	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1) {
+		log_warn("pidfile %s: cannot write it", pidpath);
+		rc = EX_CANTCREAT;
+		notify_close();
+		goto out_sink;
+	}
 	log_info("entropyd %s started; sink %s (%s)", PACKAGE_VERSION, sink.path,
 	    sink_kind_name(sink.kind));
 	rc = engine_run(&cfg, &sink);

@@ -13,6 +13,7 @@ static void log_vwarn(int, const char *, va_list) __attribute__((format(printf, 
 static const char *log_progname = "entropyd";
 static enum log_target log_target = LOG_TO_STDERR;
 static int log_verbose; /* -1 quiet, 0 normal, 1 debug */
+static int log_stderr_copy; /* warnings and worse to stderr too, besides syslog */
 
 /* Set up logging: stderr in the foreground, syslog when daemonised. */
 void
@@ -37,6 +38,13 @@ log_getverbose(void)
 	return log_verbose;
 }
 
+/* While a background start is not yet up, its warnings and errors reach the starter too. */
+void
+log_copy_to_stderr(int on)
+{
+	log_stderr_copy = on;
+}
+
 /* Emit one line at a syslog priority, honouring -q and -d. */
 void
 log_vlog(int priority, const char *fmt, va_list ap)
@@ -48,9 +56,11 @@ log_vlog(int priority, const char *fmt, va_list ap)
 	if (priority >= LOG_NOTICE && log_verbose < 0)
 		return;
 	vsnprintf(line, sizeof line, fmt, ap);
-	if (log_target == LOG_TO_SYSLOG)
+	if (log_target == LOG_TO_SYSLOG) {
 		syslog(priority, "%s", line);
-	else
+		if (log_stderr_copy && priority <= LOG_WARNING)
+			fprintf(stderr, "%s: %s\n", log_progname, line);
+	} else
 		fprintf(stderr, "%s: %s\n", log_progname, line);
 }
 

@@ -618,7 +618,8 @@ options_usage(FILE *f)
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
 	    "\n"
 	    "  -f, --foreground             stay in the foreground, log to stderr\n"
-	    "  -b, --background             become a daemon, log to syslog (default)\n"
+	    "  -b, --background             become a daemon, log to syslog (default); the\n"
+	    "                               start returns 0 once the daemon is up\n"
 	    "  -d, --debug                  log debugging messages\n"
 	    "  -q, --quiet                  log only warnings and errors\n"
 	    "  -l, --list                   list the sources, whether usable here, and exit\n"
@@ -668,9 +669,11 @@ options_usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 67 unknown -D\n"
 	    "user or group; 69 --health-listen cannot listen; 70 internal error; 71\n"
-	    "system error or failed -D; 73 cannot create the pidfile, output or\n"
-	    "--control-socket, or another instance runs; 74 output write error; 77\n"
-	    "crediting the kernel needs CAP_SYS_ADMIN (run as root, or use -t).\n",
+	    "system error or failed -D, or -b's daemon ended by a signal; 73 cannot\n"
+	    "create or write the pidfile, cannot create the output or --control-socket,\n"
+	    "or another instance runs; 74 output write error; 77 crediting the kernel\n"
+	    "needs CAP_SYS_ADMIN (run as root, or use -t). With -b the start exits with\n"
+	    "the daemon's status.\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
 	    control_socket_default());
 }

@@ -3,15 +3,23 @@
 #define ENTROPYD_DAEMONIZE_H
 
 /*
- * Detach from the terminal: fork twice with a new session between, chdir
- * to /, stdin, stdout and stderr to /dev/null. The original process waits
- * until daemonize_ready() is called in the daemon and then exits 0, or
- * exits 71 (EX_OSERR) when the daemon ends before that, so an init script
- * sees a pidfile that names a running daemon as soon as the start returns.
- * Descriptors (the pidfile and its lock) are kept. 0, or -1 with errno.
+ * Detach from the terminal with a readiness pipe, so that a background
+ * start reports only real success. daemonize_start() forks twice with a
+ * new session between, chdirs to /, and puts stdin and stdout on /dev/null;
+ * stderr stays the starting command's, and warnings and errors logged to
+ * syslog are copied there, until daemonize_ready(). The starting process
+ * waits: it exits 0 once daemonize_ready() is called in the daemon, or,
+ * when the daemon ends before that, with the daemon's own exit status (71,
+ * EX_OSERR, if a signal ended it or it exited 0), the daemon's error
+ * already on its stderr. Descriptors (the pidfile and its lock) are kept.
+ * Returns 0 in the daemon, or -1 with errno.
  */
 int daemonize_start(void);
-/* Tell the waiting parent the daemon is up. */
+/*
+ * The daemon is up (sources probed, control socket listening, privileges
+ * dropped, pidfile written): let the starting process exit 0, and put
+ * stderr on /dev/null. Does nothing in the foreground or when called again.
+ */
 void daemonize_ready(void);
 
 #endif

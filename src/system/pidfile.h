@@ -13,9 +13,12 @@ struct pidfile {
 	int fd;
 };
 
-/* Open and lock: 0, or a sysexits code with err naming the running pid. */
+/*
+ * Open and lock a regular file: 0, or a sysexits code with err naming the
+ * running pid.
+ */
 int pidfile_open(struct pidfile *, const char *path, char *err, size_t errlen);
-/* Write the current pid. */
+/* Write the current pid, on disk: 0, or -1 with errno (a full file system: ENOSPC). */
 int pidfile_write(struct pidfile *);
 /* Remove and close. */
 void pidfile_close(struct pidfile *);

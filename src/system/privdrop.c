@@ -112,8 +112,7 @@ privdrop_prepared(void)
 	return privdrop.prepared;
 }
 
-/* Empty the bounding set but for the kept capability (needs CAP_SETPCAP). */
-static void
+void
 privdrop_bound(void)
 {
 	int cap;
@@ -131,6 +130,8 @@ privdrop_bound(void)
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
 		fatalc(EX_OSERR, "-D: clearing the ambient capabilities: %s", strerror(errno));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		fatalc(EX_OSERR, "-D: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 }
 
 /* Set the kept capability, permitted and effective, and nothing else. */

@@ -15,6 +15,14 @@
  * (unknown user or group) or EX_USAGE with one line in err.
  */
 int privdrop_prepare(const char *spec, char *err, size_t errlen);
+/*
+ * Empty the capability bounding set but for CAP_SYS_ADMIN, clear the
+ * ambient set and set no_new_privs. All three are per thread and inherited
+ * by threads started later, so call it before any thread exists (reader
+ * threads start with the event loop); privdrop_apply() repeats it for the
+ * thread that calls it. Needs CAP_SETPCAP; any failure is fatal (exit 71).
+ */
+void privdrop_bound(void);
 /* Whether privdrop_prepare() succeeded, so a drop is due. */
 bool privdrop_prepared(void);
 /*

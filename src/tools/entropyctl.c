@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * entropyctl: ask a running entropyd over its control socket (HTTP on a
- * Unix socket) how its sources are doing. A small blocking HTTP/1.0 client:
- * one request, read to the end, print.
+ * Unix socket) how its sources are doing. A small HTTP/1.0 client: one
+ * request, read to the end, print; the whole exchange within a deadline.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -10,11 +10,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -24,8 +29,11 @@
 /* Monitoring-plugin exit codes for `entropyctl health`. */
 enum { CTL_OK, CTL_WARNING, CTL_CRITICAL, CTL_UNKNOWN };
 
-#define CTL_TIMEOUT_MS 10000
+#define CTL_TIMEOUT_S 10
+#define CTL_TIMEOUT_MAX_S 3600
 #define CTL_MAX_RESPONSE_BYTES (4u << 20)
+/* How long to wait before connecting again while the daemon's queue is full. */
+#define CTL_CONNECT_RETRY_MS 10
 
 /* One HTTP answer. */
 struct ctl_response {
@@ -36,23 +44,33 @@ struct ctl_response {
 
 static const char *ctl_socket;
 static int ctl_json;
+static int ctl_timeout_s = CTL_TIMEOUT_S;
+static struct timespec ctl_deadline;   /* the whole exchange ends by then */
 
 /* Print usage to f. */
 static void
 ctl_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: entropyctl [-hjv] [-s socket] command\n"
+	    "usage: entropyctl [-hjv] [-s socket] [-t seconds] command [options]\n"
 	    "commands:\n"
 	    "  status          a table of the sources: state, rate, credited, failures, last error\n"
 	    "  health          one-line summary; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
 	    "  metrics         the Prometheus metrics\n"
 	    "  sources [NAME]  every detail of every source, or of NAME\n"
-	    "options:\n"
-	    "  -s, --socket PATH  the control socket (default: %s)\n"
+	    "options (before or after the command):\n"
+	    "  -s, --socket, --control-socket PATH\n"
+	    "                     the control socket (default: %s)\n"
+	    "  -t, --timeout SECONDS\n"
+	    "                     give up when the whole answer has not come within\n"
+	    "                     SECONDS, 1..%d (default: %d)\n"
 	    "  -j, --json         print the daemon's JSON as it is, for scripts\n"
 	    "  -h, --help         print this help and exit\n"
-	    "  -v, --version      print the version and exit\n", control_socket_default());
+	    "  -v, --version      print the version and exit\n"
+	    "exit status: health: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (no answer:\n"
+	    "one 'ENTROPYD UNKNOWN - reason' line); other commands: 0 success, 1 no such\n"
+	    "source, 64 usage, 69 daemon not reached, 76 unexpected answer\n",
+	    control_socket_default(), CTL_TIMEOUT_MAX_S, CTL_TIMEOUT_S);
 }
 
 /* A usage error: one line, exit 64. */
@@ -63,16 +81,70 @@ ctl_usage_error(const char *what)
 	exit(EX_USAGE);
 }
 
-/* Write all of buf, or -1. */
+/* Milliseconds left before the deadline, 0 once it passed. */
 static int
-ctl_write_all(int fd, const char *buf, size_t len)
+ctl_left_ms(void)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(ctl_deadline.tv_sec - now.tv_sec) * 1000 +
+	    (ctl_deadline.tv_nsec - now.tv_nsec) / 1000000;
+	return ms <= 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* Wait until fd is ready for events or the deadline passes; 1 ready, 0 timed out, -1. */
+static int
+ctl_wait(int fd, short events)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n;
+
+	do
+		n = poll(&pfd, 1, ctl_left_ms());
+	while (n == -1 && errno == EINTR);
+	return n;
+}
+
+/*
+ * Connect without blocking: a full queue (a daemon that does not accept)
+ * is tried again until the deadline. 0, or -1 with errno.
+ */
+static int
+ctl_connect(int fd, const struct sockaddr_un *sun)
+{
+	struct timespec pause = { 0, CTL_CONNECT_RETRY_MS * 1000000L };
+
+	while (connect(fd, (const struct sockaddr *)sun, sizeof *sun) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN || ctl_left_ms() == 0)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+/* Send all of buf before the deadline: 0, or -1 with err saying why. */
+static int
+ctl_send_all(int fd, const char *buf, size_t len, char *err, size_t errlen)
 {
 	ssize_t n;
 
 	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
+		/* MSG_NOSIGNAL: a daemon that hung up is an answer, not a SIGPIPE. */
+		if ((n = send(fd, buf, len, MSG_NOSIGNAL)) == -1) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN && ctl_wait(fd, POLLOUT) > 0)
+				continue;
+			if (errno == EAGAIN)
+				snprintf(err, errlen, "%s: the daemon took no request within %d s",
+				    ctl_socket, ctl_timeout_s);
+			else
+				snprintf(err, errlen, "%s: sending the request: %s", ctl_socket,
+				    strerror(errno));
 			return -1;
 		}
 		buf += n;
@@ -81,16 +153,15 @@ ctl_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* GET path over the socket; 0, or -1 with err saying why. */
+/* GET path over the socket, all within the deadline; 0, or -1 with err saying why. */
 static int
 ctl_get(const char *path, struct ctl_response *r, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct pollfd pfd;
-	char req[512], *p, *end;
+	char req[512], *p, *end, *grown;
 	size_t cap = 65536;
 	ssize_t n;
-	int fd;
+	int fd, ready;
 
 	memset(r, 0, sizeof *r);
 	if (strlen(ctl_socket) >= sizeof sun.sun_path) {
@@ -98,80 +169,88 @@ ctl_get(const char *path, struct ctl_response *r, char *err, size_t errlen)
 		return -1;
 	}
 	strcpy(sun.sun_path, ctl_socket);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
+	    ctl_connect(fd, &sun) == -1) {
 		snprintf(err, errlen, "cannot reach entropyd at %s: %s (is it running? -s names "
-		    "another socket)", ctl_socket, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
+		    "another socket)", ctl_socket, errno == EAGAIN ?
+		    "it accepts no connection" : strerror(errno));
+		goto fail;
 	}
 	snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: localhost\r\n"
 	    "User-Agent: entropyctl/%s\r\n\r\n", path, PACKAGE_VERSION);
-	if (ctl_write_all(fd, req, strlen(req)) == -1) {
-		snprintf(err, errlen, "%s: write: %s", ctl_socket, strerror(errno));
-		close(fd);
-		return -1;
+	if (ctl_send_all(fd, req, strlen(req), err, errlen) == -1)
+		goto fail;
+	if ((r->body = malloc(cap + 1)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
 	}
-	r->body = malloc(cap + 1);
 	for (;;) {
-		if (r->body == NULL) {
-			snprintf(err, errlen, "out of memory");
-			close(fd);
-			return -1;
-		}
-		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
-		if (poll(&pfd, 1, CTL_TIMEOUT_MS) == 0) {
+		if ((ready = ctl_wait(fd, POLLIN)) == 0) {
 			snprintf(err, errlen, "%s: no answer within %d s", ctl_socket,
-			    CTL_TIMEOUT_MS / 1000);
-			close(fd);
-			return -1;
+			    ctl_timeout_s);
+			goto fail;
 		}
-		if ((n = read(fd, r->body + r->len, cap - r->len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s: read: %s", ctl_socket, strerror(errno));
-			close(fd);
-			return -1;
+		if (ready == -1 || ((n = read(fd, r->body + r->len, cap - r->len)) == -1 &&
+		    errno != EINTR && errno != EAGAIN)) {
+			snprintf(err, errlen, "%s: reading the answer: %s", ctl_socket,
+			    strerror(errno));
+			goto fail;
 		}
+		if (n == -1)
+			continue;
 		if (n == 0)
 			break;
 		r->len += (size_t)n;
-		if (r->len == cap) {
-			if (cap >= CTL_MAX_RESPONSE_BYTES) {
-				snprintf(err, errlen, "%s: answer too long", ctl_socket);
-				close(fd);
-				return -1;
-			}
-			cap *= 2;
-			r->body = realloc(r->body, cap + 1);
+		if (r->len < cap)
+			continue;
+		if (cap >= CTL_MAX_RESPONSE_BYTES) {
+			snprintf(err, errlen, "%s: answer too long", ctl_socket);
+			goto fail;
 		}
+		cap *= 2;
+		if ((grown = realloc(r->body, cap + 1)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		r->body = grown;
 	}
 	close(fd);
+	fd = -1;
 	r->body[r->len] = '\0';
+	if (r->len == 0) {
+		snprintf(err, errlen, "%s: the daemon closed the connection without an answer "
+		    "(too many clients?)", ctl_socket);
+		goto fail;
+	}
 	/* "HTTP/1.x CODE REASON", headers, a blank line, the body. */
 	if (strncmp(r->body, "HTTP/1.", 7) != 0 || r->len < 12 ||
 	    (end = strstr(r->body, "\r\n\r\n")) == NULL) {
-		snprintf(err, errlen, "%s: not an HTTP answer (the daemon closed the connection; "
-		    "too many clients?)", ctl_socket);
-		return -1;
+		snprintf(err, errlen, "%s: not an HTTP answer", ctl_socket);
+		goto fail;
 	}
 	r->code = (int)strtol(r->body + 9, &p, 10);
 	end += 4;
 	r->len -= (size_t)(end - r->body);
 	memmove(r->body, end, r->len + 1);
 	return 0;
+
+fail:
+	if (fd != -1)
+		close(fd);
+	free(r->body);
+	memset(r, 0, sizeof *r);
+	return -1;
 }
 
-/* The body as JSON, or NULL with a message. */
+/* The body as JSON, or NULL with why not in err. */
 static json_t *
-ctl_parse(const struct ctl_response *r, const char *path)
+ctl_parse(const struct ctl_response *r, const char *path, char *err, size_t errlen)
 {
 	json_error_t e;
 	json_t *doc = json_loadb(r->body, r->len, 0, &e);
 
 	if (doc == NULL)
-		fprintf(stderr, "entropyctl: %s: the answer is not JSON: %s\n", path, e.text);
+		snprintf(err, errlen, "%s: the answer is not JSON: %s", path, e.text);
 	return doc;
 }
 
@@ -203,17 +282,51 @@ ctl_rate(char *buf, size_t len, double bps)
 		snprintf(buf, len, "%.0f B/s", bps);
 }
 
-/* GET path and make sure the daemon answered 200 (or, for /health, 503). */
+/*
+ * GET path: the HTTP status, or -1 (no answer, r->body NULL) after saying
+ * why on stderr.
+ */
 static int
-ctl_fetch(const char *path, struct ctl_response *r, int unreachable)
+ctl_fetch(const char *path, struct ctl_response *r)
 {
 	char err[512];
 
 	if (ctl_get(path, r, err, sizeof err) == -1) {
 		fprintf(stderr, "entropyctl: %s\n", err);
-		exit(unreachable);
+		return -1;
 	}
 	return r->code;
+}
+
+/* GET path and parse its JSON, or say why not on stderr; NULL then. */
+static json_t *
+ctl_fetch_json(const char *path, struct ctl_response *r)
+{
+	char err[512];
+	json_t *doc;
+
+	if (ctl_fetch(path, r) != 200)
+		return NULL;
+	if ((doc = ctl_parse(r, path, err, sizeof err)) == NULL)
+		fprintf(stderr, "entropyctl: %s\n", err);
+	return doc;
+}
+
+/*
+ * No answer to a health check: one line on stdout, as monitoring plugins
+ * must print, and exit status 3.
+ */
+static int __attribute__((format(printf, 1, 2)))
+ctl_unknown(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ENTROPYD UNKNOWN - ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	return CTL_UNKNOWN;
 }
 
 /* entropyctl health: the Nagios/monitoring-plugin convention. */
@@ -225,13 +338,18 @@ ctl_health(void)
 	const char *status, *key;
 	json_t *doc, *checks, *check, *sink;
 	unsigned running = 0, total = 0;
+	char err[512];
 	int rc;
 
-	ctl_fetch("/health", &r, CTL_UNKNOWN);
-	if ((r.code != 200 && r.code != 503) || (doc = ctl_parse(&r, "/health")) == NULL) {
-		printf("ENTROPYD UNKNOWN - unexpected answer (HTTP %d)\n", r.code);
+	if (ctl_get("/health", &r, err, sizeof err) == -1)
+		return ctl_unknown("%s", err);
+	if (r.code != 200 && r.code != 503) {
 		free(r.body);
-		return CTL_UNKNOWN;
+		return ctl_unknown("unexpected answer (HTTP %d)", r.code);
+	}
+	if ((doc = ctl_parse(&r, "/health", err, sizeof err)) == NULL) {
+		free(r.body);
+		return ctl_unknown("%s", err);
 	}
 	status = ctl_str(doc, "status");
 	rc = strcmp(status, "pass") == 0 ? CTL_OK : strcmp(status, "warn") == 0 ? CTL_WARNING :
@@ -278,8 +396,9 @@ ctl_status(void)
 	size_t i;
 	char rate[32];
 
-	if (ctl_fetch("/sources", &r, EX_UNAVAILABLE) != 200 ||
-	    (doc = ctl_parse(&r, "/sources")) == NULL) {
+	if ((doc = ctl_fetch_json("/sources", &r)) == NULL && r.body == NULL)
+		return EX_UNAVAILABLE;
+	if (doc == NULL) {
 		fprintf(stderr, "entropyctl: /sources: unexpected answer (HTTP %d)\n", r.code);
 		free(r.body);
 		return EX_PROTOCOL;
@@ -354,14 +473,17 @@ ctl_sources(const char *name)
 			return EX_OSERR;
 	} else
 		path = strdup("/sources");
-	ctl_fetch(path, &r, EX_UNAVAILABLE);
-	if (r.code == 404 && name != NULL) {
+	if ((doc = ctl_fetch_json(path, &r)) == NULL && r.body == NULL) {
+		free(path);
+		return EX_UNAVAILABLE;
+	}
+	if (doc == NULL && r.code == 404 && name != NULL) {
 		fprintf(stderr, "entropyctl: no source named %s\n", name);
 		free(path);
 		free(r.body);
 		return 1;
 	}
-	if (r.code != 200 || (doc = ctl_parse(&r, path)) == NULL) {
+	if (doc == NULL) {
 		fprintf(stderr, "entropyctl: %s: unexpected answer (HTTP %d)\n", path, r.code);
 		free(path);
 		free(r.body);
@@ -391,7 +513,9 @@ ctl_metrics(void)
 {
 	struct ctl_response r;
 
-	if (ctl_fetch("/metrics", &r, EX_UNAVAILABLE) != 200) {
+	if (ctl_fetch("/metrics", &r) == -1)
+		return EX_UNAVAILABLE;
+	if (r.code != 200) {
 		fprintf(stderr, "entropyctl: /metrics: unexpected answer (HTTP %d)\n", r.code);
 		free(r.body);
 		return EX_PROTOCOL;
@@ -406,23 +530,51 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "control-socket", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd;
-	char msg[256];
-	int c;
+	const char **words, *cmd, *arg;
+	char msg[256], *end;
+	int c, nwords = 0, before;
+	bool dashdash = false;
+	long v;
 
+	/* A daemon that hangs up is reported like any missing answer. */
+	signal(SIGPIPE, SIG_IGN);
 	ctl_socket = control_socket_default();
+	if ((words = calloc((size_t)argc + 1, sizeof *words)) == NULL)
+		return EX_OSERR;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:s:jhv", longopts, NULL)) != -1) {
+	/* Options may come before and after the command word and its argument. */
+	while (optind < argc) {
+		before = optind;
+		if (dashdash || (c = getopt_long(argc, argv, "+:s:t:jhv", longopts, NULL)) == -1) {
+			if (!dashdash && optind > before && strcmp(argv[optind - 1], "--") == 0)
+				dashdash = true;
+			else if (optind < argc)
+				words[nwords++] = argv[optind++];
+			continue;
+		}
 		switch (c) {
 		case 's':
 			if (*optarg == '\0')
 				ctl_usage_error("-s: the path is empty");
 			ctl_socket = optarg;
+			break;
+		case 't':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || v < 1 ||
+			    v > CTL_TIMEOUT_MAX_S) {
+				snprintf(msg, sizeof msg, "-t: '%s' is not a number of seconds from 1 "
+				    "to %d", optarg, CTL_TIMEOUT_MAX_S);
+				ctl_usage_error(msg);
+			}
+			ctl_timeout_s = (int)v;
 			break;
 		case 'j':
 			ctl_json = 1;
@@ -441,18 +593,21 @@ main(int argc, char **argv)
 			ctl_usage_error(msg);
 		}
 	}
-	if (optind >= argc)
+	cmd = words[0];
+	arg = words[1];
+	free(words);
+	if (nwords == 0)
 		ctl_usage_error("no command given");
-	cmd = argv[optind++];
-	if (strcmp(cmd, "sources") == 0) {
-		if (argc - optind > 1)
-			ctl_usage_error("sources takes at most one source name");
-		return ctl_sources(optind < argc ? argv[optind] : NULL);
-	}
-	if (optind < argc) {
-		snprintf(msg, sizeof msg, "%s: unexpected argument '%s'", cmd, argv[optind]);
+	if (strcmp(cmd, "sources") != 0 && nwords > 1) {
+		snprintf(msg, sizeof msg, "%s: unexpected argument '%s'", cmd, arg);
 		ctl_usage_error(msg);
 	}
+	if (strcmp(cmd, "sources") == 0 && nwords > 2)
+		ctl_usage_error("sources takes at most one source name");
+	clock_gettime(CLOCK_MONOTONIC, &ctl_deadline);
+	ctl_deadline.tv_sec += ctl_timeout_s;
+	if (strcmp(cmd, "sources") == 0)
+		return ctl_sources(arg);
 	if (strcmp(cmd, "status") == 0)
 		return ctl_status();
 	if (strcmp(cmd, "health") == 0)
