@@ -431,6 +431,25 @@ audio_read(void *state, void *buf, size_t len)
 	}
 }
 
+/*
+ * The VM generation changed: drop the second being judged, the one ready to
+ * hand out and a half-debiased sample, and throw away the next second of
+ * capture as at start-up (ALSA's buffer, a fraction of a second, holds
+ * frames captured before).
+ */
+static void
+audio_forget(void *state)
+{
+	struct audio_state *as = state;
+
+	explicit_bzero(as->window, as->window_cap);
+	explicit_bzero(as->ready, as->window_cap);
+	as->window_len = as->ready_len = as->ready_pos = 0;
+	audio_check_init(&as->check, as->channels, as->fmt.sbits);
+	audio_extract_init(&as->extract, as->extract.bits, as->extract.debias, as->channels);
+	as->discard = as->rate;
+}
+
 /* Always read from the daemon's reader thread: read() polls ALSA itself. */
 static int
 audio_pollfd(void *state)
@@ -468,4 +487,5 @@ const struct entropyd_source audio_source = {
 	.pollfd = audio_pollfd,
 	.close = audio_close,
 	.configure = audio_configure,
+	.forget = audio_forget,
 };

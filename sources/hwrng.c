@@ -28,7 +28,15 @@ struct hwrng_state {
 	struct entropyd_instance *instance;
 	char *device;
 	int fd;
+	size_t stale_bytes; /* still to drop after a VM generation change */
 };
+
+/*
+ * What the kernel may hold from before a VM generation change: hw_random's
+ * buffer and the driver's (virtio-rng prefetches one), each at most
+ * max(32, SMP_CACHE_BYTES) = 64 bytes.
+ */
+#define HWRNG_STALE_BYTES 128
 
 static const struct entropyd_host *hwrng_host;
 
@@ -248,10 +256,22 @@ hwrng_read(void *state, void *buf, size_t len)
 {
 	struct hwrng_state *hs = state;
 	ssize_t n;
+	size_t drop;
 	int saved_errno;
 
-	if ((n = read(hs->fd, buf, len)) > 0)
-		return n;
+	while ((n = read(hs->fd, buf, len)) > 0) {
+		if (hs->stale_bytes == 0)
+			return n;
+		/* Bytes the kernel buffered before the VM generation changed. */
+		drop = hs->stale_bytes < (size_t)n ? hs->stale_bytes : (size_t)n;
+		hs->stale_bytes -= drop;
+		explicit_bzero(buf, drop);
+		if (drop < (size_t)n) {
+			memmove(buf, (uint8_t *)buf + drop, (size_t)n - drop);
+			explicit_bzero((uint8_t *)buf + (size_t)n - drop, drop);
+			return n - (ssize_t)drop;
+		}
+	}
 	if (n == 0) {
 		hwrng_host->log(hs->instance, ENTROPYD_LOG_ERR, "%s: unexpected end of file",
 		    hs->device);
@@ -265,6 +285,15 @@ hwrng_read(void *state, void *buf, size_t len)
 	    strerror(saved_errno));
 	errno = saved_errno;
 	return ENTROPYD_READ_ERROR;
+}
+
+/* The VM generation changed: drop what the kernel buffered before it. */
+static void
+hwrng_forget(void *state)
+{
+	struct hwrng_state *hs = state;
+
+	hs->stale_bytes = HWRNG_STALE_BYTES;
 }
 
 /* hw_random has no poll method: the daemon must read from a thread. */
@@ -312,4 +341,5 @@ const struct entropyd_source hwrng_source = {
 	.pollfd = hwrng_pollfd,
 	.close = hwrng_close,
 	.configure = hwrng_configure,
+	.forget = hwrng_forget,
 };

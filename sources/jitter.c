@@ -534,6 +534,31 @@ jitter_read(void *state, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+/*
+ * The VM generation changed: the hash state, the work buffer and the
+ * half-gathered sample are the same in every clone. Wipe them, key the
+ * access pattern afresh from the clock, and take new timestamps for the
+ * derivatives (the last one predates the snapshot, so the first delta
+ * would span the pause).
+ */
+static void
+jitter_forget(void *state)
+{
+	struct jitter_state *js = state;
+	int i;
+
+	explicit_bzero(js->hash, sizeof js->hash);
+	explicit_bzero(js->mem, js->mem_mask + 1);
+	jitter_emit_init(&js->emit, js->osr);
+	js->stuck_run = 0;
+	js->last_stamp = js->clock();
+	js->prng = 0x9e3779b97f4a7c15ULL ^ js->last_stamp;
+	if (js->prng == 0)
+		js->prng = 0x9e3779b97f4a7c15ULL;
+	for (i = 0; i < 3; i++)
+		jitter_stuck(&js->deriv, jitter_measure(js));
+}
+
 /* Computation has no fd: the daemon reads from its own thread. */
 static int
 jitter_pollfd(void *state)
@@ -569,4 +594,5 @@ const struct entropyd_source jitter_source = {
 	.pollfd = jitter_pollfd,
 	.close = jitter_close,
 	.configure = jitter_configure,
+	.forget = jitter_forget,
 };

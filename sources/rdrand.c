@@ -82,6 +82,7 @@ rdrand_open(struct entropyd_instance *inst, void **state)
 	r->instance = inst;
 	r->have_last = false;
 	r->dry_reads = 0;
+	r->recheck = false; /* open() just ran the check */
 	*state = r;
 	return 0;
 }
@@ -97,6 +98,13 @@ static int
 rdrand_pollfd(void *state)
 {
 	return -1;
+}
+
+/* The VM generation changed: no word from before is kept or compared with. */
+static void
+rdrand_forget(void *state)
+{
+	x86rng_forget(state);
 }
 
 static void
@@ -133,4 +141,5 @@ const struct entropyd_source rdrand_source = {
 	.read = rdrand_read,
 	.pollfd = rdrand_pollfd,
 	.close = rdrand_close,
+	.forget = rdrand_forget,
 };

@@ -82,6 +82,7 @@ rdseed_open(struct entropyd_instance *inst, void **state)
 	r->instance = inst;
 	r->have_last = false;
 	r->dry_reads = 0;
+	r->recheck = false; /* open() just ran the check */
 	*state = r;
 	return 0;
 }
@@ -97,6 +98,13 @@ static int
 rdseed_pollfd(void *state)
 {
 	return -1;
+}
+
+/* The VM generation changed: no word from before is kept or compared with. */
+static void
+rdseed_forget(void *state)
+{
+	x86rng_forget(state);
 }
 
 static void
@@ -130,4 +138,5 @@ const struct entropyd_source rdseed_source = {
 	.read = rdseed_read,
 	.pollfd = rdseed_pollfd,
 	.close = rdseed_close,
+	.forget = rdseed_forget,
 };

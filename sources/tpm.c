@@ -559,6 +559,19 @@ tpm_pollfd(void *state)
 	return -1;
 }
 
+/*
+ * The VM generation changed: nothing of a response outlives its read, but
+ * wipe the buffer anyway. (A virtual TPM restored with the snapshot starts
+ * from the same state in every clone: that is the operator's to judge.)
+ */
+static void
+tpm_forget(void *state)
+{
+	struct tpm_state *ts = state;
+
+	explicit_bzero(ts->resp, sizeof ts->resp);
+}
+
 /* Close the device or socket and free the state. */
 static void
 tpm_close(void *state)
@@ -597,4 +610,5 @@ const struct entropyd_source tpm_source = {
 	.pollfd = tpm_pollfd,
 	.close = tpm_close,
 	.configure = tpm_configure,
+	.forget = tpm_forget,
 };

@@ -694,6 +694,23 @@ usb_read(void *state, void *buf, size_t len)
 #endif
 }
 
+/*
+ * The VM generation changed: drop what a tty or a ChaosKey transfer holds
+ * from before it.
+ */
+static void
+usb_forget(void *state)
+{
+	struct usb_state *st = state;
+
+	if (st->fd != -1)
+		tcflush(st->fd, TCIFLUSH);
+#ifdef HAVE_LIBUSB
+	explicit_bzero(st->buf, sizeof st->buf);
+	st->off = st->len = 0;
+#endif
+}
+
 /* A tty is polled by the loop; a ChaosKey is read from the reader thread. */
 static int
 usb_pollfd(void *state)
@@ -805,6 +822,7 @@ const struct entropyd_source usb_source = {
 	.close = usb_close,
 	.configure = usb_configure,
 	.shutdown = usb_shutdown,
+	.forget = usb_forget,
 };
 
 /*
@@ -829,4 +847,5 @@ const struct entropyd_source chaoskey_raw_source = {
 	.close = usb_close,
 	.configure = usb_raw_configure,
 	.shutdown = usb_shutdown,
+	.forget = usb_forget,
 };

@@ -167,6 +167,14 @@ x86rng_report(struct x86rng *r, enum x86rng_word w, uint64_t v)
 		    (unsigned long long)r->repeats);
 }
 
+void
+x86rng_forget(struct x86rng *r)
+{
+	explicit_bzero(&r->last, sizeof r->last);
+	r->have_last = false;
+	r->recheck = true;
+}
+
 ssize_t
 x86rng_fill(struct x86rng *r, void *buf, size_t len)
 {
@@ -174,6 +182,17 @@ x86rng_fill(struct x86rng *r, void *buf, size_t len)
 	size_t done = 0, n;
 	enum x86rng_word w = X86RNG_WORD_GOOD;
 	uint64_t v = 0;
+	char why[256];
+
+	if (r->recheck) {
+		r->recheck = false;
+		if (!x86rng_sanity(r->step, r->retries, r->seed_grade, why, sizeof why)) {
+			r->host->log(r->instance, ENTROPYD_LOG_ERR, "%s %s (after a VM generation "
+			    "change)", r->insn, why);
+			errno = EIO;
+			return ENTROPYD_READ_ERROR;
+		}
+	}
 
 	while (done < len) {
 		if ((w = x86rng_word(r, &v)) != X86RNG_WORD_GOOD)

@@ -56,6 +56,7 @@ struct x86rng {
 	bool have_last;
 	bool in_burst;              /* a failure was logged; quiet until a good read */
 	unsigned dry_reads;         /* RDSEED reads in a row with nothing */
+	bool recheck;               /* run the sanity check before the next read */
 	uint64_t words;             /* good words delivered */
 	uint64_t carry_failures;    /* executions with carry clear */
 	uint64_t bad_words;         /* all-zero or all-ones words with carry set */
@@ -75,6 +76,12 @@ enum x86rng_word x86rng_execute(x86rng_step_fn, unsigned retries, bool pause, ui
  * writes why into why and returns false.
  */
 bool x86rng_sanity(x86rng_step_fn, unsigned retries, bool pause, char *why, size_t whylen);
+/*
+ * The VM generation changed: forget the last word (kept for the repeat
+ * check, it predates the change) and run the sanity check again before the
+ * next read, since a restored machine may run on another CPU.
+ */
+void x86rng_forget(struct x86rng *);
 /* One checked word: carry retries, then the bad-output and repeat checks. */
 enum x86rng_word x86rng_word(struct x86rng *, uint64_t *out);
 /*

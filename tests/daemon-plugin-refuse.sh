@@ -44,9 +44,9 @@ refused junk "not a shared object (no ELF header)" junk.so
 plugin nosym bad_nosym.so
 refused nosym "no entropyd_source_entry symbol" bad_nosym.so
 plugin major bad_major.so
-refused major "wrong ABI major: built for 2.1, this daemon speaks 1.1" bad_major.so
+refused major "wrong ABI major: built for 2.2, this daemon speaks 1.2" bad_major.so
 plugin minor bad_minor.so
-refused minor "newer ABI minor: built for 1.2, this daemon speaks 1.1" bad_minor.so
+refused minor "newer ABI minor: built for 1.3, this daemon speaks 1.2" bad_minor.so
 plugin size bad_size.so
 refused size "descriptor too small: size 16" bad_size.so
 plugin builtin bad_clash.so

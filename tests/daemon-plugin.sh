@@ -105,7 +105,7 @@ cp "$libs/teston.so" "$tmp/later/"
 kill -HUP $pid
 wait_for 100 grep -q "teston: reading /dev/urandom" "$tmp/log"
 check "SIGHUP loads the new plugin, and its source (on by default) is read" sh -c \
-    'grep -q "plugin $2/teston.so: source teston (ABI 1.1) loaded" "$1" &&
+    'grep -q "plugin $2/teston.so: source teston (ABI 1.2) loaded" "$1" &&
      grep -q "teston: reading /dev/urandom (polled" "$1"' sh "$tmp/log" "$tmp/later"
 kill -HUP $pid
 wait_for 50 sh -c 'test $(grep -c "SIGHUP" "$1") -ge 2' sh "$tmp/log"

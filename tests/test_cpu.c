@@ -625,3 +625,98 @@ Test(capture, option_parsing)
 	cr_assert_eq(options_parse(&cfg, 3, argv, err, sizeof err), EX_USAGE);
 	cr_assert(strstr(err, "the path is empty") != NULL, "%s", err);
 }
+
+/*
+ * A VM generation change: the word kept for the repeat check predates it
+ * and is never compared with again, and the sanity check runs again before
+ * the next read (a restored machine may run on another CPU).
+ */
+Test(x86rng, forget_drops_the_last_word_and_checks_the_unit_again)
+{
+	static const struct test_step once[2] = { W(0x1234567890abcdefULL),
+	    W(0x1234567890abcdefULL) };
+	static const struct test_step ones[10] = { W(UINT64_MAX), W(UINT64_MAX), W(UINT64_MAX),
+	    W(UINT64_MAX), W(UINT64_MAX), W(UINT64_MAX), W(UINT64_MAX), W(UINT64_MAX),
+	    W(UINT64_MAX), W(UINT64_MAX) };
+	struct test_step again[9];
+	struct x86rng r;
+	uint64_t word;
+	size_t i;
+
+	fake_reset(&rdrand_source);
+	test_rng(&r, false);
+	/* Without a change, the same word twice in a row is refused. */
+	test_play(once, 2);
+	cr_assert_eq(x86rng_fill(&r, &word, 8), 8);
+	cr_assert_eq(x86rng_fill(&r, &word, 8), ENTROPYD_READ_ERROR);
+	/* With one in between: 8 sanity words, then the old word is a first word. */
+	test_play(once, 1);
+	cr_assert_eq(x86rng_fill(&r, &word, 8), 8);
+	x86rng_forget(&r);
+	for (i = 0; i < 8; i++)
+		again[i] = (struct test_step)W((i + 1) * 0x9e3779b97f4a7c15ULL);
+	again[8] = (struct test_step)W(0x1234567890abcdefULL);
+	test_play(again, 9);
+	cr_assert_eq(x86rng_fill(&r, &word, 8), 8, "%s", fake_log);
+	cr_assert_eq(word, 0x1234567890abcdefULL);
+	cr_assert_eq(test_script_pos, 9, "the sanity check ran first");
+	/* A unit broken after the change: the next read fails and says why. */
+	x86rng_forget(&r);
+	test_play(ones, 10);
+	cr_assert_eq(x86rng_fill(&r, &word, 8), ENTROPYD_READ_ERROR);
+	cr_assert(strstr(fake_log, "after a VM generation change") != NULL, "%s", fake_log);
+	cr_assert(ENTROPYD_SOURCE_HAS(&rdrand_source, forget) && rdrand_source.forget != NULL);
+	cr_assert(ENTROPYD_SOURCE_HAS(&rdseed_source, forget) && rdseed_source.forget != NULL);
+}
+
+/* A clock whose sequence restarts on request: the test replays it. */
+static uint64_t replay_now, replay_x;
+static uint64_t
+test_replay_clock(void)
+{
+	replay_x ^= replay_x << 13;
+	replay_x ^= replay_x >> 7;
+	replay_x ^= replay_x << 17;
+	return replay_now += 2000 + replay_x % 997;
+}
+
+static void
+test_replay_from_start(void)
+{
+	replay_now = 1000000;
+	replay_x = 88172645463325252ULL;
+}
+
+/*
+ * A VM generation change: after forget() the samples depend only on what is
+ * timed from then on. One state with a history (a sample's worth of credit
+ * carried at osr 4, derivatives, hash and buffer state) and the same state
+ * without it give the same samples from the same timings.
+ */
+Test(jitter, forget_leaves_nothing_of_before_in_the_samples)
+{
+	uint8_t first[64], second[64], history[333];
+	char err[256] = "";
+	void *state = NULL;
+
+	fake_reset(&jitter_source);
+	fake_set_option("osr", "4");
+	jitter_clock_override = test_replay_clock;
+	test_replay_from_start();
+	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0, "%s",
+	    err);
+	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
+	cr_assert(ENTROPYD_SOURCE_HAS(&jitter_source, forget) && jitter_source.forget != NULL);
+	test_replay_from_start();
+	jitter_source.forget(state);
+	cr_assert_eq(jitter_source.read(state, first, sizeof first), (ssize_t)sizeof first);
+	/* An odd number of samples at osr 4 leaves credit carried into the next one. */
+	cr_assert_eq(jitter_source.read(state, history, sizeof history), (ssize_t)sizeof history);
+	test_replay_from_start();
+	jitter_source.forget(state);
+	cr_assert_eq(jitter_source.read(state, second, sizeof second), (ssize_t)sizeof second);
+	cr_expect_arr_eq(first, second, sizeof first,
+	    "the same timings after forget() give the same samples, whatever came before");
+	jitter_source.close(state);
+	jitter_clock_override = NULL;
+}

@@ -599,3 +599,32 @@ Test(options, rngd6_long_options)
 	USAGE(("--use-slow-sources=1"), "does not take a value");
 	USAGE(("--us"), "ambiguous");
 }
+
+/* --refill-bits: what is fed after a VM generation change, 256..65536 bits. */
+Test(options, refill_bits)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	PARSE_OK(NULL);
+	cr_assert_eq(cfg.refill_bits, 2048, "as large as the start-up burst by default");
+	options_free(&cfg);
+	PARSE_OK("--refill-bits", "256");
+	cr_assert_eq(cfg.refill_bits, 256);
+	options_free(&cfg);
+	PARSE_OK("--refill-bits=65536");
+	cr_assert_eq(cfg.refill_bits, 65536);
+	options_free(&cfg);
+	USAGE(("--refill-bits", "255"), "--refill-bits", "'255'", "256 to 65536");
+	USAGE(("--refill-bits", "65537"), "--refill-bits", "'65537'");
+	USAGE(("--refill-bits", "2k"), "--refill-bits", "'2k'");
+	USAGE(("--refill-bits"), "--refill-bits", "value is required");
+	f = open_memstream(&text, &len);
+	cr_assert_not_null(f);
+	options_usage(f);
+	fclose(f);
+	cr_assert_not_null(strstr(text, "--refill-bits BITS"));
+	cr_assert_not_null(strstr(text, "SIGUSR2"));
+	free(text);
+}

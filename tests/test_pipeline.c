@@ -472,3 +472,81 @@ Test(pipeline, two_byte_samples_split_across_reads)
 	cr_expect(!p.have_carry);
 	pipeline_free(&p);
 }
+
+/*
+ * A VM generation change: everything held is counted and wiped; what comes
+ * out afterwards is conditioned from fresh input only, behind a fresh
+ * bootstrap word (the first 4 fresh bytes are never output).
+ */
+Test(pipeline, forget_wipes_what_is_held_and_only_fresh_input_comes_out)
+{
+	struct pipeline p;
+	static uint8_t old[4 + 3 * FIPS_BLOCK_BYTES + 1000], fresh[4 + FIPS_BLOCK_BYTES];
+	uint8_t out[RESERVE_CAPACITY], want[CONDITION_OUTPUT_BYTES];
+	size_t held, i, n;
+	unsigned credit;
+
+	/* Uncredited: one output per 64 input bytes. */
+	pipeline_init(&p, false, 0, 0);
+	random_bytes(old, sizeof old);
+	pipeline_input(&p, old, sizeof old);
+	cr_assert_gt(p.reserve.len, 0);
+	cr_assert_eq(p.block_len, 1000, "a partial FIPS block is held");
+	held = p.reserve.len + p.block_len + p.cond.units;
+	cr_assert_gt(p.cond.units, 0, "so is conditioner input not yet output");
+	cr_expect_eq(pipeline_held(&p), held);
+	cr_expect_eq(pipeline_forget(&p), held, "the bytes discarded are the bytes held");
+	cr_expect_eq(pipeline_held(&p), 0);
+	cr_expect_eq(p.reserve.len, 0);
+	cr_expect_eq(p.reserve.credit_bits, 0);
+	for (i = 0; i < RESERVE_CAPACITY; i++)
+		cr_assert_eq(p.reserve.ring[i], 0, "the reserve is wiped");
+	for (i = 0; i < sizeof p.block; i++)
+		cr_assert_eq(p.block[i], 0, "the partial block is wiped");
+	cr_expect_eq(pipeline_next_read(&p), 4 + FIPS_BLOCK_BYTES,
+	    "the next read completes a fresh bootstrap word and block");
+
+	random_bytes(fresh, sizeof fresh);
+	pipeline_input(&p, fresh, sizeof fresh);
+	cr_assert_eq(p.count.blocks_failed, 0);
+	n = pipeline_take(&p, out, sizeof out, &credit);
+	cr_assert_eq(n, FIPS_BLOCK_BYTES / CONDITION_UNCREDITED_BYTES * CONDITION_OUTPUT_BYTES);
+	for (i = 0; i < n / CONDITION_OUTPUT_BYTES; i++) {
+		gcry_md_hash_buffer(GCRY_MD_SHA256, want,
+		    fresh + 4 + i * CONDITION_UNCREDITED_BYTES, CONDITION_UNCREDITED_BYTES);
+		cr_assert_arr_eq(out + i * CONDITION_OUTPUT_BYTES, want, CONDITION_OUTPUT_BYTES,
+		    "output %zu is SHA-256 of fresh input alone", i);
+	}
+	cr_expect_eq(pipeline_held(&p), FIPS_BLOCK_BYTES % CONDITION_UNCREDITED_BYTES,
+	    "only the fresh block's tail waits in the conditioner");
+	pipeline_free(&p);
+}
+
+/* Raw samples: half a two-byte sample is held too; the start-up tests stay passed. */
+Test(pipeline, forget_keeps_the_health_tests_of_a_raw_source)
+{
+	struct pipeline p;
+	static uint8_t samples[2 * (SP80090B_STARTUP_SAMPLES + 200) + 1];
+	size_t i, held;
+
+	pipeline_init(&p, true, 12, 4);
+	for (i = 0; i + 1 < sizeof samples; i += 2) {
+		samples[i] = (uint8_t)(i * 7);
+		samples[i + 1] = (uint8_t)(i % 16);
+	}
+	samples[sizeof samples - 1] = 9;
+	pipeline_input(&p, samples, sizeof samples);
+	cr_assert(pipeline_started(&p));
+	cr_assert(p.have_carry);
+	/* 200 samples at 4 bits: two outputs (80 samples each) went on to FIPS. */
+	cr_assert_eq(p.cond.units, 40);
+	cr_assert_eq(p.bootstrap_len, 4);
+	cr_assert_eq(p.block_len, 2 * CONDITION_OUTPUT_BYTES - 4);
+	held = pipeline_held(&p);
+	cr_expect_eq(held, p.block_len + 40 * 2 + 1);
+	cr_expect_eq(pipeline_forget(&p), held);
+	cr_expect(!p.have_carry);
+	cr_expect_eq(p.cond.units, 0);
+	cr_expect(pipeline_started(&p), "the source is as healthy as before the change");
+	pipeline_free(&p);
+}

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <event2/event.h>
@@ -25,7 +26,13 @@ static struct {
 	int started;              /* reads entered */
 	int allowed;              /* reads allowed to finish */
 	size_t lens[FAKE_MAX_READS];
-} fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, { 0 } };
+	int forgets;              /* forget() calls */
+	int forgets_before[FAKE_MAX_READS]; /* forget() calls when read n started */
+	bool in_read;             /* inside read(): forget() must never see it */
+	bool forget_in_read;
+	pthread_t read_thread, forget_thread;
+} fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, { 0 }, 0, { 0 }, false,
+	false, 0, 0 };
 
 /* Read n fills the buffer with the byte n + 1 once the test allows it. */
 static ssize_t
@@ -35,11 +42,16 @@ fake_read(void *state, void *buf, size_t len)
 
 	pthread_mutex_lock(&fake.lock);
 	idx = fake.started++;
-	if (idx < FAKE_MAX_READS)
+	if (idx < FAKE_MAX_READS) {
 		fake.lens[idx] = len;
+		fake.forgets_before[idx] = fake.forgets;
+	}
+	fake.in_read = true;
+	fake.read_thread = pthread_self();
 	pthread_cond_broadcast(&fake.cond);
 	while (fake.allowed <= idx)
 		pthread_cond_wait(&fake.cond, &fake.lock);
+	fake.in_read = false;
 	pthread_mutex_unlock(&fake.lock);
 	memset(buf, idx + 1, len);
 	return (ssize_t)len;
@@ -54,6 +66,29 @@ fake_close(void *state)
 	fake_closed++;
 	fake_closed_state = state;
 }
+
+/* The module's forget(): counted, with the thread it ran on. */
+static void
+fake_forget(void *state)
+{
+	pthread_mutex_lock(&fake.lock);
+	fake.forgets++;
+	if (fake.in_read)
+		fake.forget_in_read = true;
+	fake.forget_thread = pthread_self();
+	pthread_cond_broadcast(&fake.cond);
+	pthread_mutex_unlock(&fake.lock);
+}
+
+/* The same source with an ABI 1.2 descriptor: it has forget(). */
+static const struct entropyd_source forget_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "fake",
+	.read = fake_read,
+	.forget = fake_forget,
+};
 
 static const struct entropyd_source fake_source = {
 	.name = "fake",
@@ -128,6 +163,8 @@ setup(void)
 {
 	reader_global_init();
 	fake.started = fake.allowed = 0;
+	fake.forgets = 0;
+	fake.forget_in_read = false;
 }
 
 TestSuite(reader, .init = setup);
@@ -229,4 +266,130 @@ Test(reader, a_reader_stuck_in_read_is_reaped_once_read_returns)
 	cr_expect_not(reader_runs_module(&fake_source), "and forgets the thread");
 	defer_detach();
 	event_base_free(base);
+}
+
+/* Wait up to 10 s for the fd to be readable (a finished read). */
+static bool
+readable(struct reader *r)
+{
+	struct pollfd pfd = { .fd = reader_fd(r), .events = POLLIN };
+
+	return poll(&pfd, 1, 10000) == 1;
+}
+
+/* A finished read the loop has not taken is wiped, counted and never handed over. */
+Test(reader, forget_wipes_a_finished_read_and_calls_forget_on_the_thread)
+{
+	struct reader *r = reader_start(&forget_source, NULL);
+	const uint8_t *buf;
+	ssize_t n;
+	int err;
+
+	reader_want(r, true, 1000, false);
+	fake_allow(1);
+	cr_assert(readable(r));
+	cr_expect_eq(reader_forget(r), 1000, "the finished read's bytes are discarded");
+	cr_expect_not(reader_take(r, &buf, &n, &err), "and not handed over");
+	fake_allow(2);
+	cr_assert_eq(fake_wait_started(2), 2);
+	cr_expect_eq(fake.forgets_before[1], 1, "forget() ran before the next read");
+	take(r, &buf, &n);
+	cr_expect_eq(buf[0], 2, "the next read's bytes come through");
+	reader_release(r);
+	cr_expect(pthread_equal(fake.forget_thread, fake.read_thread),
+	    "forget() runs on the thread that reads");
+	cr_expect_not(fake.forget_in_read);
+	finish(r);
+}
+
+/* A read in progress when the generation changes is dropped when it ends. */
+Test(reader, forget_drops_a_read_in_progress)
+{
+	struct reader *r = reader_start(&forget_source, NULL);
+	const uint8_t *buf;
+	ssize_t n;
+
+	reader_want(r, true, 1000, false);
+	cr_assert_eq(fake_wait_started(1), 1);
+	cr_expect_eq(reader_forget(r), 0, "nothing finished yet");
+	fake_allow(2);
+	take(r, &buf, &n);
+	cr_expect_eq(buf[0], 2, "read 1 (begun before the change) never reaches the loop");
+	cr_expect_eq(fake.forgets_before[1], 1, "forget() came between the two reads");
+	cr_expect_not(fake.forget_in_read, "never alongside read()");
+	reader_release(r);
+	cr_expect_eq(reader_take_stale(r), 1000, "its bytes are counted as discarded");
+	cr_expect_eq(reader_take_stale(r), 0);
+	finish(r);
+}
+
+/* An old (ABI 1.1) descriptor has no forget(): the reader still drops old reads. */
+Test(reader, forget_without_a_hook)
+{
+	struct reader *r = reader_start(&fake_source, NULL);
+	const uint8_t *buf;
+	ssize_t n;
+	int err;
+
+	reader_want(r, true, 1000, false);
+	fake_allow(1);
+	cr_assert(readable(r));
+	cr_expect_eq(reader_forget(r), 1000);
+	cr_expect_not(reader_take(r, &buf, &n, &err), "the loop's wake-up finds nothing");
+	fake_allow(2);
+	take(r, &buf, &n);
+	cr_expect_eq(buf[0], 2);
+	cr_expect_eq(fake.forgets, 0);
+	reader_release(r);
+	finish(r);
+}
+
+static int blocked_fd = -1;
+
+/* Blocks in read() on an empty pipe; a signal makes it return AGAIN. */
+static ssize_t
+blocking_read(void *state, void *buf, size_t len)
+{
+	ssize_t n = read(blocked_fd, buf, len);
+
+	return n > 0 ? n : n == -1 && errno == EINTR ? ENTROPYD_READ_AGAIN : ENTROPYD_READ_ERROR;
+}
+
+static const struct entropyd_source blocking_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "blocking",
+	.read = blocking_read,
+	.forget = fake_forget,
+};
+
+/* A read blocked on its device is interrupted, so forget() and fresh reads follow at once. */
+Test(reader, forget_interrupts_a_blocked_read)
+{
+	struct timespec until;
+	struct reader *r;
+	int p[2], got;
+
+	cr_assert_eq(pipe(p), 0);
+	blocked_fd = p[0];
+	r = reader_start(&blocking_source, NULL);
+	reader_want(r, true, 1000, false);
+	fake_started_after_pause(); /* the thread is in read() by now */
+	reader_forget(r);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&fake.lock);
+	while (fake.forgets == 0 &&
+	    pthread_cond_timedwait(&fake.cond, &fake.lock, &until) != ETIMEDOUT)
+		;
+	got = fake.forgets;
+	pthread_mutex_unlock(&fake.lock);
+	cr_expect_eq(got, 1, "the blocked read returned and forget() ran, with nothing written");
+	cr_expect(write(p[1], "fresh", 5) == 5);
+	cr_assert(readable(r));
+	reader_want(r, false, 0, false);
+	cr_expect(reader_stop(r, 5000));
+	close(p[0]);
+	close(p[1]);
 }

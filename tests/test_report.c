@@ -3,14 +3,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <event2/buffer.h>
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
+#include "vmgenid.h"
 
 static const struct entropyd_source fake_src = {
 	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
@@ -331,4 +334,96 @@ Test(report, metrics_escape_label_values)
 	cr_assert_not_null(strstr(text,
 	    "entropyd_bytes_read_total{source=\"we\\\"ird\\\\na\\nme\"} 0\n"), "%s", text);
 	free(text);
+}
+
+static enum vmgenid_trigger handled_trigger = VMGENID_NTRIGGERS;
+
+/* The engine's part in a change, for the report: wipe 1000 bytes, refill in 3 ms. */
+static void
+handle_change(enum vmgenid_trigger t, uint64_t event_ns)
+{
+	handled_trigger = t;
+	vmgenid_note_discarded(1000);
+	vmgenid_note_refill(3000000);
+}
+
+/* A fake sysfs: a generation ID device, bound to the vmgenid driver or not. */
+static void
+fake_sysfs(char *dir, bool bound)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/bus/acpi/devices/VMGENCTR:00", dir);
+	cr_assert_eq(system(cmd), 0);
+	if (bound) {
+		snprintf(cmd, sizeof cmd, "mkdir -p %s/bus/platform/drivers/vmgenid && ln -sf "
+		    "../../../../devices/platform/VMGENCTR:00 %s/bus/platform/drivers/vmgenid/"
+		    "VMGENCTR:00", dir, dir);
+		cr_assert_eq(system(cmd), 0);
+	}
+	setenv(VMGENID_SYSFS_ENV, dir, 1);
+}
+
+/* Health and metrics say whether clone detection is armed, and what it did. */
+Test(report, clone_detection_in_health_and_metrics)
+{
+	char dir[] = "/tmp/entropyd-report.XXXXXX", cmd[256];
+	struct event_base *base = event_base_new();
+	struct evbuffer *buf = evbuffer_new();
+	enum report_status st;
+	json_t *doc;
+	char *text;
+
+	if (access(VMGENID_KMSG_PATH, R_OK) != 0)
+		cr_skip("%s is not readable here (needs root or CAP_SYSLOG)", VMGENID_KMSG_PATH);
+	cr_assert_not_null(mkdtemp(dir));
+	add(0, "fake", INSTANCE_RUNNING);
+	/* A device bound to the driver and the uevent socket open: armed. */
+	fake_sysfs(dir, true);
+	cr_assert_eq(vmgenid_start(base, handle_change), 0, "the uevent socket opens");
+	doc = report_health(&sink, &clock100, &st);
+	cr_expect_eq(st, REPORT_PASS);
+	cr_expect_str_eq(check_field(doc, "vmgenid:cloneDetection", "observedValue"), "armed");
+	cr_expect_str_eq(check_field(doc, "vmgenid:cloneDetection", "status"), "pass");
+	cr_expect(strstr(check_field(doc, "vmgenid:cloneDetection", "description"),
+	    "VMGENCTR:00") != NULL);
+	json_decref(doc);
+	vmgenid_trigger(VMGENID_TRIGGER_CONTROL);
+	cr_expect_eq(handled_trigger, VMGENID_TRIGGER_CONTROL);
+	report_metrics(buf, &sink);
+	evbuffer_add(buf, "", 1);
+	text = (char *)evbuffer_pullup(buf, -1);
+	cr_expect(strstr(text, "entropyd_vmgenid_armed 1\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "entropyd_vmgenid_changes_total{trigger=\"control\"} 1\n") != NULL);
+	cr_expect(strstr(text, "entropyd_vmgenid_changes_total{trigger=\"uevent\"} 0\n") != NULL);
+	cr_expect(strstr(text, "entropyd_vmgenid_discarded_bytes_total 1000\n") != NULL);
+	cr_expect(strstr(text, "entropyd_vmgenid_refills_total 1\n") != NULL);
+	cr_expect(strstr(text, "entropyd_vmgenid_refill_seconds 0.003000\n") != NULL);
+	vmgenid_stop();
+	/* The device without its driver: changes would go unseen, a warning. */
+	snprintf(cmd, sizeof cmd, "rm -rf %s/bus/platform", dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(vmgenid_start(base, handle_change), 0);
+	doc = report_health(&sink, &clock100, &st);
+	cr_expect_eq(st, REPORT_WARN);
+	cr_expect_str_eq(check_field(doc, "vmgenid:cloneDetection", "observedValue"), "not armed");
+	cr_expect(strstr(check_field(doc, "vmgenid:cloneDetection", "output"),
+	    "has no driver bound") != NULL);
+	json_decref(doc);
+	vmgenid_stop();
+	/* No device at all: nothing to detect, no warning. */
+	snprintf(cmd, sizeof cmd, "rm -rf %s/bus", dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(vmgenid_start(base, handle_change), 0);
+	doc = report_health(&sink, &clock100, &st);
+	cr_expect_eq(st, REPORT_PASS);
+	cr_expect_str_eq(check_field(doc, "vmgenid:cloneDetection", "observedValue"),
+	    "not available");
+	json_decref(doc);
+	vmgenid_stop();
+	unsetenv(VMGENID_SYSFS_ENV);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+	evbuffer_free(buf);
+	event_base_free(base);
 }

@@ -4,7 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <criterion/criterion.h>
+#include <event2/event.h>
 
 #include "sink.h"
 
@@ -116,6 +119,7 @@ setup(void)
 	cfg.random_step_bytes = 64;
 	cfg.entropy_count_bits = 8;
 	cfg.fill_watermark_bits = 2048;
+	cfg.refill_bits = 2048;
 	memset(&sink, 0, sizeof sink);
 	sink.path = (char *)"recorder";
 	sink_kernel_init(&sink, &cfg, true);
@@ -202,7 +206,8 @@ Test(sink, topup_mixes_every_source_then_reseeds)
 	cr_expect_geq(calls[0].credit + calls[1].credit, SINK_TOPUP_BITS);
 	cr_expect_eq(calls[2].what, 'r', "RNDRESEEDCRNG follows the top-up");
 	cr_expect_eq(sink.topups, 1);
-	cr_expect_eq(sink.reseeds, 1);
+	cr_expect_eq(sink.reseeds, 2, "one after the start-up burst (the CRNG was ready at "
+	    "start), one after the top-up");
 }
 
 Test(sink, no_reseed_turns_reseeding_off)
@@ -334,4 +339,156 @@ Test(sink, kernel_release_parsing)
 	cr_expect(sink_kernel_is_modern("5.18.0"));
 	cr_expect_not(sink_kernel_is_modern("5.17.15"));
 	cr_expect_not(sink_kernel_is_modern("4.19.0-26-amd64"));
+}
+
+/* The CRNG was ready before anything was fed: the burst is reseeded at once. */
+Test(sink, a_burst_into_a_ready_crng_is_reseeded)
+{
+	size_t i;
+
+	sink_service(&sink, &supply);
+	cr_assert_eq(sink.phase, SINK_STEADY);
+	cr_assert_eq(credited_total, SINK_BURST_BITS);
+	cr_assert_eq(count('r'), 1);
+	cr_expect_eq(calls[ncalls - 1].what, 'r', "after the whole burst");
+	for (i = 0; i + 1 < ncalls; i++)
+		cr_expect_eq(calls[i].what, 'a');
+}
+
+/* --no-reseed: not after the burst either. */
+Test(sink, no_reseed_after_the_burst_either)
+{
+	cfg.no_reseed = true;
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &recording;
+	sink_service(&sink, &supply);
+	cr_assert_eq(sink.phase, SINK_STEADY);
+	cr_expect_eq(count('r'), 0);
+}
+
+/* Empty both credited sources' reserves, as a VM generation change does. */
+static void
+forget_sources(void)
+{
+	pipeline_forget(&a->pipe);
+	pipeline_forget(&b->pipe);
+}
+
+/*
+ * After a VM generation change the sink waits for fresh data, feeds a
+ * refill of --refill-bits, then reseeds once; --no-reseed does not stop it.
+ */
+static void
+check_refill(unsigned refill_bits)
+{
+	size_t i, adds = 0;
+	unsigned credited = 0;
+
+	sink_service(&sink, &supply);
+	cr_assert_eq(sink.phase, SINK_STEADY);
+	ncalls = 0;
+	forget_sources();
+	cr_expect_eq(sink_forget(&sink), 0, "the kernel sink holds nothing itself");
+	sink_service(&sink, &supply);
+	cr_expect_eq(ncalls, 0, "nothing to feed and no reseed before fresh data");
+	cr_expect_eq(sink.refills, 0);
+	fill(a, 0x11, 8192, 8);
+	fill(b, 0x22, 8192, 8);
+	sink_service(&sink, &supply);
+	for (i = 0; i < ncalls && calls[i].what == 'a'; i++) {
+		credited += calls[i].credit;
+		adds++;
+	}
+	cr_expect_geq(credited, refill_bits, "a refill of at least %u bits", refill_bits);
+	cr_expect_lt(credited, refill_bits + 2 * 512, "in whole passes, no more");
+	cr_assert_eq(i + 1, ncalls, "then one call: %zu adds of %zu calls", adds, ncalls);
+	cr_expect_eq(calls[i].what, 'r', "RNDRESEEDCRNG ends the refill");
+	cr_expect_eq(sink.refills, 1);
+	cr_expect_gt(sink.refill_reseed_ns, 0);
+	ncalls = 0;
+	sink_service(&sink, &supply);
+	cr_expect_eq(ncalls, 0, "and nothing more until the next top-up");
+}
+
+Test(sink, a_vm_generation_change_refills_then_reseeds)
+{
+	check_refill(2048);
+}
+
+Test(sink, the_refill_size_is_the_option_and_reseeds_even_with_no_reseed)
+{
+	cfg.no_reseed = true;
+	cfg.refill_bits = 4096;
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &recording;
+	check_refill(4096);
+}
+
+/* A change while booting: the refill's reseed comes once the CRNG is ready and fed. */
+Test(sink, a_change_during_boot_reseeds_after_boot_and_burst)
+{
+	ready_after_bits = 100000;
+	reserve_clear(&a->pipe.reserve);
+	reserve_clear(&b->pipe.reserve);
+	sink_service(&sink, &supply);
+	cr_assert_eq(sink.phase, SINK_BOOT);
+	sink_forget(&sink);
+	fill(a, 0x11, 8192, 8);
+	sink_service(&sink, &supply);
+	cr_expect_eq(sink.phase, SINK_BOOT);
+	cr_expect_eq(count('r'), 0, "no reseed while the CRNG is not ready");
+	ready_after_bits = 0;
+	fill(b, 0x22, 8192, 8);
+	sink_service(&sink, &supply);
+	cr_expect_eq(sink.phase, SINK_STEADY);
+	cr_expect_eq(count('r'), 1, "one reseed for the refill (the CRNG was not ready at start)");
+	cr_expect_eq(calls[ncalls - 1].what, 'r');
+	cr_expect_eq(sink.refills, 1);
+}
+
+static void
+ignore_event(int fd, short what, void *arg)
+{
+}
+
+/* A stream sink: bytes taken but not yet written are wiped, counted, never written. */
+Test(sink, forget_drops_what_a_stream_sink_has_not_written)
+{
+	struct event_base *base = event_base_new();
+	uint8_t out[65536];
+	int p[2];
+	size_t pending, i;
+	ssize_t n, got = 0;
+
+	cr_assert_not_null(base);
+	cr_assert_eq(pipe2(p, O_NONBLOCK), 0);
+	cr_assert_eq(fcntl(p[1], F_SETPIPE_SZ, 4096), 4096);
+	sink.kind = SINK_FILE;
+	sink.fd = p[1];
+	sink.nonblocking = true;
+	sink_attach(&sink, base, ignore_event);
+	refill(none, 0, 0);
+	refill(b, 0, 0);
+	refill(a, 'O', 8192);
+	cr_assert_eq(sink_service(&sink, &supply), SINK_OK);
+	pending = sink.pending_len - sink.pending_off;
+	cr_assert_eq(pending, 8192 - 4096, "the pipe took a page, the rest waits");
+	cr_expect_eq(sink_forget(&sink), pending);
+	cr_expect_eq(sink.pending_len, 0);
+	for (i = 0; i < sizeof sink.pending; i++)
+		cr_assert_eq(sink.pending[i], 0, "the pending buffer is wiped");
+	while ((n = read(p[0], out + got, sizeof out - (size_t)got)) > 0)
+		got += n;
+	cr_assert_eq(got, 4096);
+	refill(a, 'N', 1000);
+	cr_assert_eq(sink_service(&sink, &supply), SINK_OK);
+	got = read(p[0], out, sizeof out);
+	cr_assert_eq(got, 1000, "only the fresh bytes follow");
+	for (i = 0; i < 1000; i++)
+		cr_assert_eq(out[i], 'N');
+	event_free(sink.ev_write);
+	sink.ev_write = NULL;
+	close(p[0]);
+	close(p[1]);
+	event_base_free(base);
 }

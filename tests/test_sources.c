@@ -678,3 +678,36 @@ Test(file, probe_leaves_a_waiting_writer_alone)
 	close(w.fd);
 	file_source.close(state);
 }
+
+/*
+ * A VM generation change: the kernel's hwrng buffers (at most 128 bytes) may
+ * hold bytes read before it, so the next 128 bytes are dropped, even across
+ * reads, and the rest is handed on in order.
+ */
+Test(hwrng, forget_drops_what_the_kernel_may_have_buffered)
+{
+	const char *device = test_path(0, "device");
+	unsigned char data[1000], buf[1000];
+	void *state = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(i * 37 + 11);
+	test_write_file(device, data, sizeof data);
+	test_write_file(test_path(1, "rng_current"), "none\n", 5);
+	fake_set_option("device", device);
+	fake_set_option("rng_current", test_path(1, "rng_current"));
+	cr_assert(ENTROPYD_SOURCE_HAS(&hwrng_source, forget) && hwrng_source.forget != NULL);
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
+	cr_assert_eq(hwrng_source.open(&fake_instances[0], &state), 0);
+	cr_assert_eq(hwrng_source.read(state, buf, 100), 100);
+	cr_assert_arr_eq(buf, data, 100);
+	hwrng_source.forget(state);
+	/* 100 come in, all dropped; the read goes on: 28 more dropped, 72 handed out. */
+	cr_assert_eq(hwrng_source.read(state, buf, 100), 72,
+	    "a read of only dropped bytes reads on instead of handing out nothing");
+	cr_assert_arr_eq(buf, data + 228, 72);
+	cr_assert_eq(hwrng_source.read(state, buf, 300), 300, "nothing more is dropped");
+	cr_assert_arr_eq(buf, data + 300, 300);
+	hwrng_source.close(state);
+}

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define ENTROPYD_SOURCE_ABI_MAJOR 1
-#define ENTROPYD_SOURCE_ABI_MINOR 1
+#define ENTROPYD_SOURCE_ABI_MINOR 2
 
 /* The name of the one symbol a drop-in exports. */
 #define ENTROPYD_SOURCE_ENTRY "entropyd_source_entry"
@@ -151,7 +151,7 @@ struct entropyd_source {
 	int (*open)(struct entropyd_instance *, void **state);
 	/* Read up to len bytes: a count, or an ENTROPYD_READ_* value. May
 	 * block when pollfd() is -1 (the daemon then reads from a thread and
-	 * stops it with SIGUSR2: return ENTROPYD_READ_AGAIN on EINTR). */
+	 * stops it with SIGRTMIN: return ENTROPYD_READ_AGAIN on EINTR). */
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	/* An fd to poll for input, or -1: read() blocks or computes. */
 	int (*pollfd)(void *state);
@@ -163,7 +163,22 @@ struct entropyd_source {
 	/* ABI 1.1, optional: the module is being unloaded (its instances are
 	 * closed and gone): stop its threads, free what it holds. */
 	void (*shutdown)(struct entropyd_module *);
+	/*
+	 * ABI 1.2, optional: the VM generation changed (this machine was
+	 * restored from a snapshot, or is one of its clones). Wipe whatever
+	 * the open instance keeps from before: buffered output, pools,
+	 * accumulators, anything a clone would share; later reads must
+	 * depend only on what the device delivers from now on. Called on the
+	 * thread that calls read(), between reads, never alongside one; the
+	 * daemon has already dropped every byte it held.
+	 */
+	void (*forget)(void *state);
+	/* New members go here; test them with ENTROPYD_SOURCE_HAS() first. */
 };
+
+/* Whether a descriptor is recent enough to have a member (it may still be NULL). */
+#define ENTROPYD_SOURCE_HAS(src, member) \
+	((src)->size >= offsetof(struct entropyd_source, member) + sizeof((src)->member))
 
 /*
  * The one symbol a drop-in exports. Declared with default visibility, so a

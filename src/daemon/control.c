@@ -25,6 +25,7 @@
 #include "log.h"
 #include "privdrop.h"
 #include "report.h"
+#include "vmgenid.h"
 #include "xmalloc.h"
 
 /* Where a client holds its place: each has its own limit. */
@@ -245,7 +246,50 @@ control_unprintable(const char *path, size_t len)
 	return false;
 }
 
-/* Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME. */
+/* The uid of the peer of a request's Unix socket; -1 for TCP or when unknown. */
+static long
+control_peer_uid(struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent *bev = evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+
+	if (bev == NULL || getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) == -1 || len != sizeof cred)
+		return -1;
+	return (long)cred.uid;
+}
+
+/*
+ * POST /vmgenid: a restore hook says the VM generation changed. Only root
+ * (by the socket's peer credentials; never over TCP) may ask: it makes the
+ * daemon wipe what it holds and refill.
+ */
+static void
+control_vmgenid(struct evhttp_request *req)
+{
+	const struct vmgenid_stats *v = vmgenid_stats();
+	uint64_t discarded = v->discarded_bytes;
+	long uid = control_peer_uid(req);
+	int t;
+	uint64_t changes = 0;
+
+	if (uid != 0) {
+		log_warnx("control: POST /vmgenid refused: peer uid %ld is not root", uid);
+		control_error(req, 403, "Forbidden", "/vmgenid", strlen("/vmgenid"));
+		return;
+	}
+	log_info("control: POST /vmgenid: the VM generation changed (a restore hook says so)");
+	vmgenid_trigger(VMGENID_TRIGGER_CONTROL);
+	for (t = 0; t < VMGENID_NTRIGGERS; t++)
+		changes += v->changes[t];
+	control_reply_json(req, 200, "OK", "application/json", json_pack("{s:I, s:I}",
+	    "discarded_bytes", (json_int_t)(v->discarded_bytes - discarded),
+	    "changes", (json_int_t)changes));
+}
+
+/* Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME; POST /vmgenid. */
 static void
 control_request(struct evhttp_request *req, void *arg)
 {
@@ -267,7 +311,14 @@ control_request(struct evhttp_request *req, void *arg)
 	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0;
 	if (control_unprintable(path, len))
 		control_error(req, 400, "Bad Request", path, len);
-	else if (!known)
+	else if (strcmp(path, "/vmgenid") == 0) {
+		if (cmd == EVHTTP_REQ_POST)
+			control_vmgenid(req);
+		else {
+			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
+			control_error(req, 405, "Method Not Allowed", path, len);
+		}
+	} else if (!known)
 		control_error(req, 404, "Not Found", path, len);
 	else if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");

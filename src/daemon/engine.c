@@ -24,13 +24,14 @@
 #include "reader.h"
 #include "registry.h"
 #include "report.h"
+#include "vmgenid.h"
 #include "xmalloc.h"
 
 struct engine {
 	struct event_base *base;
 	const struct config *cfg;
 	struct sink *sink;
-	struct event *ev_signals[4];
+	struct event *ev_signals[5];
 	struct event *ev_topup;
 	struct event *ev_rate;
 	struct event *ev_reprobe;
@@ -41,6 +42,8 @@ struct engine {
 	char status[512];          /* the last STATUS= sent */
 	bool warned_none;
 	uint64_t rate_mark_ns;
+	uint64_t vm_changed_ns;    /* the last VM generation change */
+	uint64_t refills_seen;     /* sink refills already reported */
 	int exit_code;
 };
 
@@ -62,6 +65,7 @@ static void engine_demand(struct entropyd_instance *);
 static void engine_feed(void);
 static void engine_feed_and_demand(void);
 static void engine_free_slot(struct entropyd_instance *);
+static void engine_refill_done(void);
 
 /* Convert milliseconds to a timeval for libevent. */
 static struct timeval
@@ -248,6 +252,7 @@ engine_reader_ready(int fd, short what, void *arg)
 	ssize_t n;
 	int err;
 
+	vmgenid_note_discarded(reader_take_stale(r));
 	if (!reader_take(r, &buf, &n, &err))
 		return;
 	if (n <= 0) {
@@ -415,6 +420,64 @@ engine_supply_next(void *ctx, struct pipeline *prev, bool *kernel_ok)
 
 static const struct sink_supply engine_supply = { .next = engine_supply_next };
 
+/*
+ * The VM generation changed: wipe every byte held from before, in every
+ * pipeline (open or not), reader thread, module and the sink; returns how
+ * many. Nothing is fed in between: this runs within one loop callback.
+ */
+static uint64_t
+engine_forget_all(void)
+{
+	struct entropyd_instance *inst;
+	const struct entropyd_source *src;
+	uint64_t held = 0;
+
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		held += pipeline_forget(&inst->pipe);
+		if (!engine_is_open(inst))
+			continue;
+		src = inst->module->src;
+		if (inst->slot->reader != NULL)
+			held += reader_forget(inst->slot->reader); /* calls forget() on its thread */
+		else if (ENTROPYD_SOURCE_HAS(src, forget) && src->forget != NULL)
+			src->forget(inst->slot->source_state);
+	}
+	return held + sink_forget(engine.sink);
+}
+
+/* A uevent, SIGUSR2 or the control socket says the VM generation changed. */
+static void
+engine_vm_changed(enum vmgenid_trigger trigger, uint64_t event_ns)
+{
+	uint64_t held = engine_forget_all();
+
+	vmgenid_note_discarded(held);
+	engine.vm_changed_ns = event_ns;
+	if (engine.sink->kind == SINK_KERNEL)
+		log_info("VM generation changed (%s): discarded %" PRIu64 " bytes held from "
+		    "before; refilling %u bits from fresh reads", vmgenid_trigger_name(trigger),
+		    held, engine.sink->refill_bits);
+	else
+		log_info("VM generation changed (%s): discarded %" PRIu64 " bytes held from "
+		    "before; the sink gets fresh reads only", vmgenid_trigger_name(trigger), held);
+	engine_feed_and_demand();
+}
+
+/* The kernel sink reseeded with a refill: log and count the time since the change. */
+static void
+engine_refill_done(void)
+{
+	uint64_t latency;
+
+	if (engine.sink->refills == engine.refills_seen)
+		return;
+	engine.refills_seen = engine.sink->refills;
+	latency = engine.sink->refill_reseed_ns - engine.vm_changed_ns;
+	vmgenid_note_refill(latency);
+	log_info("VM generation change: %u fresh bits fed and the kernel's CRNG reseeded "
+	    "%.1f ms after the change", engine.sink->refill_bits, (double)latency / 1e6);
+}
+
 /* Let the sink take what it wants; a failed sink ends the daemon. */
 static void
 engine_feed(void)
@@ -437,6 +500,7 @@ engine_feed(void)
 		event_base_loopbreak(engine.base);
 		return;
 	}
+	engine_refill_done();
 	if (credited == 0 && engine.sink->bits_credited > 0)
 		log_info("first feed: %" PRIu64 " bits credited to the kernel",
 		    engine.sink->bits_credited);
@@ -640,6 +704,10 @@ engine_signal(int sig, short what, void *arg)
 	case SIGUSR1:
 		engine_log_stats();
 		break;
+	case SIGUSR2:
+		log_info("SIGUSR2: the VM generation changed (a restore hook says so)");
+		vmgenid_trigger(VMGENID_TRIGGER_SIGNAL);
+		break;
 	}
 }
 
@@ -657,7 +725,7 @@ engine_every(unsigned ms, void (*fn)(int, short, void *))
 int
 engine_run(const struct config *cfg, struct sink *sink)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 };
 	static const struct registry_hooks hooks = {
 		.added = engine_added, .removed = engine_removed, .gone = engine_gone,
 	};
@@ -671,6 +739,9 @@ engine_run(const struct config *cfg, struct sink *sink)
 	engine.exit_code = EX_OK;
 	if ((engine.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
+	/* Two priorities: a VM generation change (0) goes before everything else (1). */
+	if (event_base_priority_init(engine.base, 2) == -1)
+		fatalx("event_base_priority_init failed");
 	if (defer_attach(engine.base) == -1)
 		fatal("defer");
 	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
@@ -702,6 +773,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 		engine.rate_mark_ns = clock_now_ns();
 		engine.ev_rate = engine_every(1000, engine_rate);
 	}
+	vmgenid_start(engine.base, engine_vm_changed);
 	registry_set_hooks(&hooks);
 	engine_probe_all();
 	if (cfg->drop_privileges != NULL)
@@ -712,6 +784,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
 	control_stop();
+	vmgenid_stop();
 
 	/* Interrupt every blocked reader at once, then close them one by one. */
 	TAILQ_FOREACH(inst, &registry_instances, all)

@@ -17,6 +17,7 @@
 #include "privdrop.h"
 #include "registry.h"
 #include "sink.h"
+#include "vmgenid.h"
 
 /* Report a usage error in one line, and exit 64. */
 static void __attribute__((noreturn))
@@ -62,6 +63,7 @@ main(int argc, char **argv)
 	if (cfg.list) {
 		registry_print_list(stdout);
 		plugin_print_list(cfg.plugin_dir, stdout);
+		vmgenid_print(stdout);
 		rc = EX_OK;
 		goto out;
 	}

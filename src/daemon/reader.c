@@ -16,8 +16,11 @@
 #include "reader.h"
 #include "xmalloc.h"
 
-/* The signal sent to a reader to interrupt a blocked read(). */
-#define READER_SIGNAL SIGUSR2
+/*
+ * The signal sent to a reader to interrupt a blocked read(): a real-time
+ * one, so SIGUSR2 stays free for operators (entropyd(8) SIGNALS).
+ */
+#define READER_SIGNAL SIGRTMIN
 
 struct reader {
 	TAILQ_ENTRY(reader) orphans; /* while stopped but still inside read() */
@@ -29,6 +32,10 @@ struct reader {
 	pthread_cond_t cond;
 	bool want, stop, done;
 	bool orphaned;             /* given up by the loop: reaped when read() returns */
+	bool reading;              /* inside src->read() */
+	uint64_t generation;       /* bumped by reader_forget() */
+	uint64_t forgotten;        /* the generation src->forget() was last called for */
+	size_t stale_bytes;        /* read across a reader_forget(), wiped, not yet counted */
 	bool ahead;                /* may read the next buffer while one waits */
 	size_t read_len;           /* what the next read asks for */
 	bool full;                 /* buf[ready] holds a finished read for the loop */
@@ -93,6 +100,7 @@ reader_main(void *arg)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
+		uint64_t generation;
 		ssize_t n;
 		size_t len;
 		int err;
@@ -101,18 +109,39 @@ reader_main(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
+		if (r->forgotten != r->generation) {
+			/* The module's forget() runs here, never alongside its read(). */
+			generation = r->generation;
+			pthread_mutex_unlock(&r->lock);
+			if (ENTROPYD_SOURCE_HAS(r->src, forget) && r->src->forget != NULL)
+				r->src->forget(r->state);
+			pthread_mutex_lock(&r->lock);
+			r->forgotten = generation;
+			continue;
+		}
+		generation = r->generation;
 		len = r->read_len;
 		if (r->full)
 			fill = r->ready ^ 1;
+		r->reading = true;
 		pthread_mutex_unlock(&r->lock);
 		errno = 0;
 		n = r->src->read(r->state, r->buf[fill], len);
 		err = errno;
 		pthread_mutex_lock(&r->lock);
-		while (!r->stop && r->full)
+		r->reading = false;
+		while (!r->stop && r->full && generation == r->generation)
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->stop)
 			break;
+		if (generation != r->generation) {
+			/* Read (at least partly) before the VM generation changed: drop it. */
+			if (n > 0) {
+				explicit_bzero(r->buf[fill], (size_t)n);
+				r->stale_bytes += (size_t)n;
+			}
+			continue;
+		}
 		if (n == ENTROPYD_READ_AGAIN) {
 			/* Interrupted, or nothing yet: pause so a source cannot spin us. */
 			struct timespec pause = { 0, 10 * 1000 * 1000 };
@@ -211,6 +240,39 @@ reader_release(struct reader *r)
 		pthread_cond_signal(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
+}
+
+size_t
+reader_forget(struct reader *r)
+{
+	size_t held = 0;
+
+	pthread_mutex_lock(&r->lock);
+	r->generation++;
+	if (r->full) {
+		if (r->result > 0) {
+			explicit_bzero(r->buf[r->ready], (size_t)r->result);
+			held = (size_t)r->result;
+		}
+		r->full = false;
+	}
+	if (r->reading && !r->done)
+		pthread_kill(r->thread, READER_SIGNAL);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return held;
+}
+
+size_t
+reader_take_stale(struct reader *r)
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->stale_bytes;
+	r->stale_bytes = 0;
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 void

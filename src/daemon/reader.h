@@ -37,6 +37,16 @@ void reader_want(struct reader *, bool want, size_t len, bool ahead);
 bool reader_take(struct reader *, const uint8_t **buf, ssize_t *result, int *err);
 /* Done with the taken read: wipe its bytes and let the thread hand over the next. */
 void reader_release(struct reader *);
+/*
+ * The VM generation changed: wipe a finished read the loop has not taken
+ * (returns its bytes), have a read in progress interrupted and dropped when
+ * it ends, and call the module's forget() on the thread before its next
+ * read. Never while the loop holds a taken buffer (between reader_take()
+ * and reader_release()).
+ */
+size_t reader_forget(struct reader *);
+/* Bytes of reads dropped by reader_forget() since the last call. */
+size_t reader_take_stale(struct reader *);
 /* Ask the thread to stop and interrupt its read(), without waiting. */
 void reader_request_stop(struct reader *);
 /*

@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
+#include "vmgenid.h"
 #include "xmalloc.h"
 
 /* One instance's counters at the start of its rate window, by name. */
@@ -268,17 +269,43 @@ report_sink_json(const struct sink *s)
 	static const char *const names[] = {
 		[SINK_OK] = "ok", [SINK_CLOSED] = "closed", [SINK_FAILED] = "failed",
 	};
-	json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o}",
+	json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:I}",
 	    "kind", sink_kind_name(s->kind), "path", s->path ? s->path : "",
 	    "state", names[s->status],
 	    "bytes_written", report_count(s->bytes_written),
 	    "bits_credited", report_count(s->bits_credited),
 	    "feeds", report_count(s->feeds),
-	    "wanted_bits", json_integer(s->want_bits > 0 ? (json_int_t)s->want_bits : 0));
+	    "wanted_bits", json_integer(s->want_bits > 0 ? (json_int_t)s->want_bits : 0),
+	    "pending_bytes", (json_int_t)(s->pending_len - s->pending_off));
 
 	json_object_set_new(o, "error", s->status == SINK_OK ? json_null() :
 	    json_string(strerror(s->error)));
 	return o;
+}
+
+/*
+ * Clone detection as a check: pass when armed, and when the machine has no
+ * VM generation ID device (nothing to detect: not a VM, or a hypervisor
+ * without one; restore hooks use the manual trigger); warn when it has one
+ * whose changes would go unseen (no driver bound, or no uevent socket).
+ */
+static enum report_status
+report_clone_check(json_t *checks, const struct report_clock *c)
+{
+	const struct vmgenid_stats *v = vmgenid_stats();
+	enum report_status st = REPORT_PASS;
+	char why[640];
+	json_t *check;
+
+	vmgenid_describe(why, sizeof why);
+	if (!vmgenid_armed() && v->probe.device != VMGENID_DEVICE_NONE)
+		st = REPORT_WARN;
+	check = report_check("vmgenid", "system", json_string(vmgenid_armed() ? "armed" :
+	    st == REPORT_PASS ? "not available" : "not armed"), NULL, st,
+	    report_time(c, c->now_ns), why);
+	json_object_set_new(check, "description", json_string(why));
+	report_add_check(checks, "vmgenid", "cloneDetection", check);
+	return st;
 }
 
 json_t *
@@ -315,6 +342,9 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	    sink_kind_name(s->kind), report_count(s->bits_credited), "bits",
 	    sink_failed ? REPORT_FAIL : REPORT_PASS, report_time(c, c->now_ns),
 	    sink_failed ? strerror(s->error) : NULL));
+	st = report_clone_check(checks, c);
+	if (st != REPORT_PASS && overall == REPORT_PASS)
+		overall = REPORT_WARN;
 	if (healthy == 0) {
 		overall = REPORT_FAIL;
 		why = total == 0 ? "no entropy source found" : "no healthy entropy source";
@@ -373,6 +403,7 @@ report_instance_json(struct entropyd_instance *inst, const struct report_clock *
 	    "bytes_fed", report_count(n->bytes_taken),
 	    "bits_credited", report_count(n->bits_credited)));
 	json_object_set_new(o, "test_failures", failures);
+	json_object_set_new(o, "held_bytes", json_integer((json_int_t)pipeline_held(&inst->pipe)));
 	json_object_set_new(o, "reserve", json_pack("{s:I, s:I, s:o}",
 	    "bytes", (json_int_t)inst->pipe.reserve.len,
 	    "capacity", (json_int_t)RESERVE_CAPACITY,
@@ -471,6 +502,40 @@ report_counter(struct evbuffer *buf, const char *name, const char *help, size_t 
 		    *(const uint64_t *)(const void *)((const char *)&inst->pipe.count + offset), div);
 }
 
+/* Clone detection: changes by trigger, bytes forgotten, the last refill's latency. */
+static void
+report_clone_metrics(struct evbuffer *buf)
+{
+	const struct vmgenid_stats *v = vmgenid_stats();
+	int t;
+
+	report_family(buf, "vmgenid_armed", "gauge",
+	    "1 when VM generation changes are detected (a bound device, the kernel log watched).");
+	evbuffer_add_printf(buf, "entropyd_vmgenid_armed %d\n", vmgenid_armed());
+	report_family(buf, "vmgenid_changes_total", "counter",
+	    "VM generation changes acted on, by trigger (uevent, kmsg, signal, control).");
+	for (t = 0; t < VMGENID_NTRIGGERS; t++)
+		evbuffer_add_printf(buf, "entropyd_vmgenid_changes_total{trigger=\"%s\"} %" PRIu64
+		    "\n", vmgenid_trigger_name((enum vmgenid_trigger)t), v->changes[t]);
+	report_family(buf, "vmgenid_ignored_total", "counter",
+	    "Reports of a VM generation change refused: uevents or kernel log notices not "
+	    "from the kernel.");
+	evbuffer_add_printf(buf, "entropyd_vmgenid_ignored_total %" PRIu64 "\n",
+	    v->ignored);
+	report_family(buf, "vmgenid_discarded_bytes_total", "counter",
+	    "Bytes held from before a VM generation change and wiped unused.");
+	evbuffer_add_printf(buf, "entropyd_vmgenid_discarded_bytes_total %" PRIu64 "\n",
+	    v->discarded_bytes);
+	report_family(buf, "vmgenid_refills_total", "counter",
+	    "Refills fed to the kernel and reseeded after a VM generation change.");
+	evbuffer_add_printf(buf, "entropyd_vmgenid_refills_total %" PRIu64 "\n", v->refills);
+	report_family(buf, "vmgenid_refill_seconds", "gauge",
+	    "The last refill: seconds from the change to the kernel's reseed.");
+	if (v->refills > 0)
+		evbuffer_add_printf(buf, "entropyd_vmgenid_refill_seconds %.6f\n",
+		    (double)v->last_refill_ns / 1e9);
+}
+
 void
 report_metrics(struct evbuffer *buf, const struct sink *s)
 {
@@ -521,4 +586,5 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	report_family(buf, "sink_up", "gauge", "1 while the sink accepts writes.");
 	evbuffer_add_printf(buf, "entropyd_sink_up{sink=\"%s\"} %d\n", sink_kind_name(s->kind),
 	    s->status == SINK_OK);
+	report_clone_metrics(buf);
 }

@@ -17,6 +17,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sink.h"
 #include "xmalloc.h"
@@ -129,6 +130,7 @@ sink_kernel_init(struct sink *s, const struct config *cfg, bool modern)
 	s->step_bytes = cfg->random_step_bytes;
 	s->credit_per_byte = cfg->entropy_count_bits;
 	s->want_bits = 0;
+	s->refill_bits = cfg->refill_bits;
 }
 
 /* Open /dev/random (or -o naming it) and check that crediting is permitted. */
@@ -293,16 +295,46 @@ sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
 	return served;
 }
 
+/* RNDRESEEDCRNG, counted; 0 or -1 (logged). */
+static int
+sink_kernel_reseed_now(struct sink *s)
+{
+	if (s->ops->reseed(s) == -1) {
+		log_warn("%s: RNDRESEEDCRNG", s->path);
+		return -1;
+	}
+	s->reseeds++;
+	return 0;
+}
+
 /* Leave the boot phase once the kernel's CRNG is ready. */
 static void
 sink_kernel_check_boot(struct sink *s)
 {
 	if (s->phase != SINK_BOOT || s->ops->crng_ready(s) != 1)
 		return;
+	s->crng_ready_at_start = s->bits_credited == 0;
 	log_info("kernel CRNG is ready (%" PRIu64 " bits credited so far); "
 	    "feeding a start-up burst of %u bits", s->bits_credited, SINK_BURST_BITS);
 	s->phase = SINK_BURST;
-	s->want_bits = SINK_BURST_BITS;
+	if (s->want_bits < SINK_BURST_BITS)
+		s->want_bits = SINK_BURST_BITS; /* a refill asked for may be larger */
+}
+
+/*
+ * A refill after a VM generation change was fed: reseed at once, whatever
+ * --no-reseed says (the refill exists to reach the CRNG now).
+ */
+static void
+sink_kernel_refilled(struct sink *s)
+{
+	if (!s->refill_pending)
+		return;
+	s->refill_pending = false;
+	if (sink_kernel_reseed_now(s) == 0) {
+		s->refill_reseed_ns = clock_now_ns();
+		s->refills++;
+	}
 }
 
 /* Kernel: whole passes over the sources until what is wanted was credited. */
@@ -322,14 +354,16 @@ sink_service_kernel(struct sink *s, const struct sink_supply *supply)
 	if (s->phase == SINK_BURST) {
 		log_info("start-up burst fed; topping up every interval from now on");
 		s->phase = SINK_STEADY;
+		/* Without this the burst would wait in the pool for the first top-up. */
+		if (s->crng_ready_at_start && s->reseed && sink_kernel_reseed_now(s) == 0)
+			log_info("kernel CRNG reseeded with the start-up burst");
 	}
+	sink_kernel_refilled(s);
 	if (s->topup_pending) {
 		s->topup_pending = false;
 		s->topups++;
-		if (s->reseed && s->ops->reseed(s) == -1)
-			log_warn("%s: RNDRESEEDCRNG", s->path);
-		else if (s->reseed)
-			s->reseeds++;
+		if (s->reseed)
+			sink_kernel_reseed_now(s);
 	}
 	return SINK_OK;
 }
@@ -418,6 +452,21 @@ sink_pool_writable(struct sink *s)
 		return;
 	if (s->ops->entropy_avail(s) < (int)s->watermark_bits && s->want_bits < step_bits)
 		s->want_bits = step_bits;
+}
+
+size_t
+sink_forget(struct sink *s)
+{
+	size_t held = s->pending_len - s->pending_off;
+
+	explicit_bzero(s->pending, sizeof s->pending);
+	s->pending_off = s->pending_len = 0;
+	if (s->kind == SINK_KERNEL) {
+		if (s->want_bits < (int64_t)s->refill_bits)
+			s->want_bits = s->refill_bits;
+		s->refill_pending = true;
+	}
+	return held;
 }
 
 int

@@ -41,6 +41,10 @@ struct sink_supply {
  *           from every healthy credited source, then RNDRESEEDCRNG;
  *           on kernels before 5.18 also -s steps whenever the pool is
  *           writable and holds less than -W bits.
+ * When the CRNG was ready before anything was fed, the start-up burst ends
+ * with RNDRESEEDCRNG too (else it would wait in the pool for the first
+ * top-up). After a VM generation change (sink_forget) a refill of
+ * --refill-bits fresh credited bits is fed at once, then RNDRESEEDCRNG.
  */
 #define SINK_BURST_BITS 2048
 #define SINK_TOPUP_BITS 256
@@ -83,6 +87,11 @@ struct sink {
 	bool reseed;              /* RNDRESEEDCRNG after each top-up */
 	bool topup_pending;
 	int64_t want_bits;        /* credited bits still wanted */
+	bool crng_ready_at_start; /* the CRNG was ready before anything was credited */
+	unsigned refill_bits;     /* --refill-bits: fed after a VM generation change */
+	bool refill_pending;      /* a refill is being fed; RNDRESEEDCRNG once it is */
+	uint64_t refills;         /* refills that ended in a reseed */
+	uint64_t refill_reseed_ns; /* when the last refill's RNDRESEEDCRNG returned */
 	/* file */
 	uint8_t pending[16384];   /* taken, not yet written: a whole reserve per write */
 	size_t pending_off, pending_len;
@@ -111,6 +120,12 @@ enum sink_status sink_service(struct sink *, const struct sink_supply *);
 void sink_topup(struct sink *);
 /* Older kernels: the pool is writable; want a step if it is below -W. */
 void sink_pool_writable(struct sink *);
+/*
+ * The VM generation changed: wipe the bytes taken but not yet written
+ * (returns how many), and have the kernel sink feed a refill of
+ * refill_bits credited bits at once and then reseed its CRNG.
+ */
+size_t sink_forget(struct sink *);
 /* Whether the kernel is Linux 5.18 or newer (release string as uname gives it). */
 bool sink_kernel_is_modern(const char *release);
 void sink_close(struct sink *);

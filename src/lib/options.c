@@ -22,6 +22,7 @@ enum {
 	OPT_CAPTURE,
 	OPT_HEALTH_LISTEN,
 	OPT_USE_SLOW_SOURCES,
+	OPT_REFILL_BITS,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
 	/* rngd 6's spellings with an equivalent here. */
 	{ "use-slow-sources", no_argument, NULL, OPT_USE_SLOW_SOURCES },
 	{ "usage", no_argument, NULL, 'h' },
+	{ "refill-bits", required_argument, NULL, OPT_REFILL_BITS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -462,6 +464,11 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 			return usage_error(err, errlen, "%s: '%s' is not a number from 1 to 8", flag,
 			    arg);
 		break;
+	case OPT_REFILL_BITS:
+		if (parse_unsigned(arg, 256, 65536, &cfg->refill_bits) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number from 256 to 65536",
+			    flag, arg);
+		break;
 	case 't':
 		cfg->test_mode = true;
 		break;
@@ -547,6 +554,7 @@ set_defaults(struct config *cfg)
 	cfg->fill_watermark_bits = 2048;
 	cfg->reseed_interval_s = 60;
 	cfg->entropy_count_bits = 8;
+	cfg->refill_bits = 2048;
 	cfg->plugin_dir = xstrdup(PLUGINDIR);
 	cfg->control_socket = xstrdup(control_socket_default());
 }
@@ -610,7 +618,7 @@ options_usage(FILE *f)
 	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
-	    "                [--no-host-mix] [--no-reseed]\n"
+	    "                [--no-host-mix] [--no-reseed] [--refill-bits bits]\n"
 	    "                [--capture source:count:path]\n"
 	    "                [--health-listen addr:port]\n"
 	    "\n"
@@ -654,6 +662,10 @@ options_usage(FILE *f)
 	    "      --no-host-mix            do not mix host-unique data (machine-id, DMI,\n"
 	    "                               MACs) into the pool uncredited at start\n"
 	    "      --no-reseed              no RNDRESEEDCRNG after each top-up\n"
+	    "      --refill-bits BITS       after a VM generation change (snapshot restore,\n"
+	    "                               clone; or SIGUSR2), forget every byte held and\n"
+	    "                               feed this many fresh bits, 256..65536, then\n"
+	    "                               reseed (default: 2048)\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
 	    "                               byte, to PATH for SP 800-90B assessment\n"
 	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"

@@ -45,6 +45,7 @@ struct config {
 	char *capture_path;
 	char *health_listen;      /* --health-listen ADDR:PORT, default NULL (no TCP) */
 	bool rdseed_follows_rdrand; /* rdrand named in rngd's sense: rdseed added to its list */
+	unsigned refill_bits;     /* --refill-bits, default 2048, 256..65536 */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"

@@ -49,6 +49,32 @@ pipeline_restart(struct pipeline *p)
 		sp80090b_reset(&p->health);
 }
 
+size_t
+pipeline_held(const struct pipeline *p)
+{
+	return p->reserve.len + p->block_len + p->cond.units * p->cond.unit_bytes +
+	    (p->have_carry ? 1 : 0);
+}
+
+/* Wipe what is held: the next byte read starts a new bootstrap word and block. */
+size_t
+pipeline_forget(struct pipeline *p)
+{
+	size_t held = pipeline_held(p);
+
+	reserve_clear(&p->reserve);
+	condition_discard(&p->cond);
+	explicit_bzero(p->block, sizeof p->block);
+	explicit_bzero(p->bootstrap, sizeof p->bootstrap);
+	p->block_len = 0;
+	p->block_credit = 0;
+	p->bootstrap_len = 0;
+	p->warm = false;
+	p->sample_carry = 0;
+	p->have_carry = false;
+	return held;
+}
+
 /* Count a failed test and raise the failure score. */
 static void
 pipeline_failed(struct pipeline *p, enum pipeline_test test)

@@ -88,6 +88,21 @@ void pipeline_init(struct pipeline *, bool raw, unsigned sample_bits, double uni
 void pipeline_free(struct pipeline *);
 /* Restart the tests after a reopen; the reserve and counters stay. */
 void pipeline_restart(struct pipeline *);
+/*
+ * Bytes held from the source that have not reached a sink: the reserve, a
+ * partial FIPS block, input absorbed by the conditioner but not yet output,
+ * and half a two-byte sample (the bootstrap word is never output: not
+ * counted).
+ */
+size_t pipeline_held(const struct pipeline *);
+/*
+ * The VM generation changed (a snapshot was restored or cloned): wipe every
+ * byte held, as pipeline_held() counts them, and the bootstrap word, so
+ * nothing read before reaches a sink. The raw-sample health tests, the
+ * failure score and the counters stay: they describe the source, not the
+ * bytes. Returns the bytes discarded.
+ */
+size_t pipeline_forget(struct pipeline *);
 /* At most bits_per_byte (1..8) credited per output byte; 8 unless set. */
 void pipeline_cap_credit(struct pipeline *, unsigned bits_per_byte);
 /* Push bytes read from the source through the tests into the reserve. */

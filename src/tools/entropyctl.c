@@ -58,6 +58,8 @@ ctl_usage(FILE *f)
 	    "  health          one-line summary; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
 	    "  metrics         the Prometheus metrics\n"
 	    "  sources [NAME]  every detail of every source, or of NAME\n"
+	    "  vmgenid         tell the daemon this VM was restored from a snapshot or\n"
+	    "                  cloned: it forgets what it holds and refills (root only)\n"
 	    "options (before or after the command):\n"
 	    "  -s, --socket, --control-socket PATH\n"
 	    "                     the control socket (default: %s)\n"
@@ -69,7 +71,8 @@ ctl_usage(FILE *f)
 	    "  -v, --version      print the version and exit\n"
 	    "exit status: health: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (no answer:\n"
 	    "one 'ENTROPYD UNKNOWN - reason' line); other commands: 0 success, 1 no such\n"
-	    "source, 64 usage, 69 daemon not reached, 76 unexpected answer\n",
+	    "source, 64 usage, 69 daemon not reached, 76 unexpected answer, 77 vmgenid\n"
+	    "by a user other than root\n",
 	    control_socket_default(), CTL_TIMEOUT_MAX_S, CTL_TIMEOUT_S);
 }
 
@@ -153,9 +156,10 @@ ctl_send_all(int fd, const char *buf, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
-/* GET path over the socket, all within the deadline; 0, or -1 with err saying why. */
+/* method path over the socket, all within the deadline; 0, or -1 with err saying why. */
 static int
-ctl_get(const char *path, struct ctl_response *r, char *err, size_t errlen)
+ctl_request(const char *method, const char *path, struct ctl_response *r, char *err,
+    size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char req[512], *p, *end, *grown;
@@ -176,8 +180,9 @@ ctl_get(const char *path, struct ctl_response *r, char *err, size_t errlen)
 		    "it accepts no connection" : strerror(errno));
 		goto fail;
 	}
-	snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: localhost\r\n"
-	    "User-Agent: entropyctl/%s\r\n\r\n", path, PACKAGE_VERSION);
+	snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: localhost\r\n"
+	    "User-Agent: entropyctl/%s\r\nContent-Length: 0\r\n\r\n", method, path,
+	    PACKAGE_VERSION);
 	if (ctl_send_all(fd, req, strlen(req), err, errlen) == -1)
 		goto fail;
 	if ((r->body = malloc(cap + 1)) == NULL) {
@@ -240,6 +245,13 @@ fail:
 	free(r->body);
 	memset(r, 0, sizeof *r);
 	return -1;
+}
+
+/* GET path: ctl_request's answer. */
+static int
+ctl_get(const char *path, struct ctl_response *r, char *err, size_t errlen)
+{
+	return ctl_request("GET", path, r, err, errlen);
 }
 
 /* The body as JSON, or NULL with why not in err. */
@@ -525,6 +537,39 @@ ctl_metrics(void)
 	return EX_OK;
 }
 
+/* entropyctl vmgenid: the manual trigger for restore hooks. */
+static int
+ctl_vmgenid(void)
+{
+	struct ctl_response r;
+	char err[512];
+	json_t *doc;
+
+	if (ctl_request("POST", "/vmgenid", &r, err, sizeof err) == -1) {
+		fprintf(stderr, "entropyctl: %s\n", err);
+		return EX_UNAVAILABLE;
+	}
+	if (r.code == 403) {
+		fprintf(stderr, "entropyctl: vmgenid: only root may say the VM generation "
+		    "changed\n");
+		free(r.body);
+		return EX_NOPERM;
+	}
+	if (r.code != 200 || (doc = ctl_parse(&r, "/vmgenid", err, sizeof err)) == NULL) {
+		fprintf(stderr, "entropyctl: /vmgenid: unexpected answer (HTTP %d)\n", r.code);
+		free(r.body);
+		return EX_PROTOCOL;
+	}
+	if (ctl_json)
+		fwrite(r.body, 1, r.len, stdout);
+	else
+		printf("VM generation change sent: %.0f bytes held from before discarded; "
+		    "refilling\n", ctl_num(doc, "discarded_bytes"));
+	json_decref(doc);
+	free(r.body);
+	return EX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -614,6 +659,8 @@ main(int argc, char **argv)
 		return ctl_health();
 	if (strcmp(cmd, "metrics") == 0)
 		return ctl_metrics();
+	if (strcmp(cmd, "vmgenid") == 0)
+		return ctl_vmgenid();
 	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
 	ctl_usage_error(msg);
 }

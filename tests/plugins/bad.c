@@ -10,7 +10,9 @@
  *   BAD_CLASH     calls itself "file", a built-in's name
  *   BAD_INIT      configure() always fails
  *   BAD_DAEMONSYM calls a daemon function directly instead of the host table
- * and, for a good one used unless excluded, DEFAULT_ON.
+ * and, for a good one used unless excluded, DEFAULT_ON; for source ABI
+ * versions, WITH_FORGET (an ABI 1.2 forget() that logs each call) and
+ * ABI_1_1 (a descriptor as an ABI 1.1 plugin has it, without forget()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@ extern void log_warnx(const char *, ...);
 #endif
 
 static const struct entropyd_host *bad_host;
+static struct entropyd_module *bad_module;
 
 static const struct entropyd_option bad_options[] = {
 	{ "limit", NULL, "lower each instance's estimate to this, through the host table" },
@@ -58,6 +61,7 @@ bad_probe(struct entropyd_module *m, const struct entropyd_host *host)
 	const char *limit;
 
 	bad_host = host;
+	bad_module = m;
 #ifdef BAD_DAEMONSYM
 	log_warnx("this must never run");
 #endif
@@ -99,6 +103,15 @@ bad_pollfd(void *state)
 	return *(int *)state;
 }
 
+#ifdef WITH_FORGET
+/* The VM generation changed: nothing is held here, but say it was heard. */
+static void
+bad_forget(void *state)
+{
+	bad_host->module_log(bad_module, ENTROPYD_LOG_INFO, "forget called");
+}
+#endif
+
 /* Close it and free the state. */
 static void
 bad_close(void *state)
@@ -113,13 +126,17 @@ static const struct entropyd_source bad_source = {
 #else
 	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
 #endif
-#ifdef BAD_MINOR
+#if defined(BAD_MINOR)
 	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR + 1,
+#elif defined(ABI_1_1)
+	.abi_minor = 1,
 #else
 	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
 #endif
-#ifdef BAD_SIZE
+#if defined(BAD_SIZE)
 	.size = 16,
+#elif defined(ABI_1_1)
+	.size = offsetof(struct entropyd_source, forget),
 #else
 	.size = sizeof(struct entropyd_source),
 #endif
@@ -142,6 +159,9 @@ static const struct entropyd_source bad_source = {
 	.pollfd = bad_pollfd,
 	.close = bad_close,
 	.configure = bad_configure,
+#ifdef WITH_FORGET
+	.forget = bad_forget,
+#endif
 };
 
 #ifdef BAD_NOSYM
