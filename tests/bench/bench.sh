@@ -194,6 +194,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	line idle-wakeups "skipped: needs root (the daemon with its default sources)"
 	line idle-cpu "skipped: needs root"
 	line idle-rss "skipped: needs root"
+	line clone-refill "skipped: crediting the kernel needs root"
+	line uevent-wakeups "skipped: needs root (a private network namespace)"
 	exit 0
 fi
 
@@ -278,4 +280,90 @@ else
 	line idle-wakeups "MISS: no credited feed within 30 s; $(tail -1 "$work/dlog")"
 	line idle-cpu "MISS: the daemon did not settle"
 	line idle-rss "MISS: the daemon did not settle"
+fi
+
+# --- Clone refill: from a VM generation change to the kernel's reseed ------
+# refill_times NAME DAEMON-ARGS...: the daemon with a kernel sink; after its
+# first feed, $changes manual triggers (SIGUSR2, the same forget-and-refill
+# as the kernel's report) a second apart, each answered by "reseeded N ms
+# after the change" (its own clock, from the trigger's arrival on the loop
+# to RNDRESEEDCRNG's return); the times in $work/refill.NAME, one per line.
+refill_times() {
+	name=$1
+	shift
+	"$entropyd" -f -d --control-socket "$work/refill.sock" -R 86400 "$@" 2>"$work/rlog" &
+	pid=$!
+	pids="$pids $pid"
+	n=0
+	while ! grep -q "first feed" "$work/rlog" && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
+	sleep 1
+	c=0
+	while [ $c -lt "$changes" ] && kill -0 "$pid" 2>/dev/null; do
+		before=$(grep -c "reseeded .* after the change" "$work/rlog")
+		kill -USR2 "$pid"
+		n=0
+		while [ "$(grep -c "reseeded .* after the change" "$work/rlog")" -le "$before" ] &&
+		    [ $n -lt 1000 ]; do
+			sleep 0.01
+			n=$((n + 1))
+		done
+		sleep 1
+		c=$((c + 1))
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	sed -n 's/.*reseeded \([0-9.]*\) ms after the change.*/\1/p' "$work/rlog" >"$work/refill.$name"
+}
+# refill_line FIGURE NAME WHAT: one line from $work/refill.NAME, target 50 ms.
+refill_line() {
+	got=$(wc -l <"$work/refill.$2" | tr -d ' ')
+	if [ "$got" -eq 0 ]; then
+		line "$1" "MISS: no refill reseeded ($3); $(tail -1 "$work/rlog")"
+		return
+	fi
+	s=$(stats <"$work/refill.$2")
+	med=$(echo "$s" | cut -d' ' -f2)
+	line "$1" "change to reseed, $3: median $med ms over $got of $changes changes (min/median/max $(echo "$s" | tr ' ' /) ms) | target <= 50 ms $(verdict "$med" "<=" 50)"
+}
+changes=$((runs * 2 + 1))
+refill_times default
+refill_line clone-refill default "default sources (${sources:-none})"
+for src in rdseed hwrng; do
+	if "$entropyd" -l 2>/dev/null | awk -v s=$src '$1 == s && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
+		refill_times "$src" -x all -n "$src"
+		refill_line "clone-refill-$src" "$src" "$src alone"
+	fi
+done
+
+# --- Uevents: the socket filter keeps other uevents from waking the daemon ---
+# In a private network namespace (uevents of its loopback device reach only
+# it): an idle daemon, 100 kernel uevents, its context switches meanwhile.
+# Its sysfs root is empty, so it does not read the kernel log (as on a
+# machine without a generation ID device), whose records would wake it.
+if unshare -nm true 2>/dev/null; then
+	head -c 100000 /dev/urandom >"$work/udata"
+	mkdir -p "$work/nosys"
+	cat >"$work/uevents.sh" <<EOF
+mount -t sysfs sysfs /sys || exit 1
+ENTROPYD_SYSFS_ROOT="$work/nosys" "$entropyd" -f -x all -n file -O "file:path:$work/udata" \
+    -o "$work/uout" --control-socket "$work/uevent.sock" 2>"$work/ulog" &
+pid=\$!
+i=0; while ! grep -q "source drained" "$work/ulog" && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done
+sleep 2
+w0=\$(cat /proc/\$pid/task/*/status | awk '/ctxt_switches:/ { n += \$2 } END { print n }')
+i=0; while [ \$i -lt 100 ]; do echo change >/sys/class/net/lo/uevent; i=\$((i + 1)); done
+sleep 1
+w1=\$(cat /proc/\$pid/task/*/status | awk '/ctxt_switches:/ { n += \$2 } END { print n }')
+echo \$((w1 - w0))
+kill \$pid
+wait \$pid
+EOF
+	wk=$(unshare -nm sh "$work/uevents.sh" 2>/dev/null | tail -1)
+	if [ -n "$wk" ]; then
+		line uevent-wakeups "$wk wake-ups of an idle daemon while the kernel sent 100 uevents (none NEW_VMGENID) | target 0 $(verdict "$wk" "<=" 0)"
+	else
+		line uevent-wakeups "MISS: the daemon in a private namespace did not run; $(tail -1 "$work/ulog" 2>/dev/null)"
+	fi
+else
+	line uevent-wakeups "skipped: unshare -nm is not permitted here"
 fi
