@@ -242,6 +242,7 @@ import socket, sys, time
 s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 15)
 s.bind((0, 1))
 s.settimeout(0.5)
+open(sys.argv[2], "w").close()
 n, end = 0, time.time() + float(sys.argv[1])
 while time.time() < end:
     try:
@@ -262,9 +263,9 @@ pid=\$!
 i=0; while ! grep -q "source drained" "$tmp/log4" && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done
 sleep 1
 w0=\$(cat /proc/\$pid/task/*/status | awk '/ctxt_switches:/ { n += \$2 } END { print n }')
-python3 "$tmp/listen.py" 4 >"$tmp/seen" &
+python3 "$tmp/listen.py" 10 "$tmp/listening" >"$tmp/seen" &
 lpid=\$!
-sleep 0.5
+i=0; while [ ! -e "$tmp/listening" ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done
 i=0
 while [ \$i -lt 10 ]; do
 	echo change >/sys/class/net/lo/uevent
