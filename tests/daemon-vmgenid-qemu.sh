@@ -171,10 +171,12 @@ cpu=max
 mem=256
 if sanitized; then mem=768; fi
 # qemu_run NAME GUID [ARGS]: a guest in the background, console in $tmp/NAME.console.
+# Emulation takes a whole CPU: at a low priority, so tests run alongside
+# keep theirs.
 qemu_run() {
 	name=$1 guid=$2
 	shift 2
-	"$qemu" -accel "$accel" -cpu $cpu -m $mem -smp 1 -display none -monitor none -net none \
+	nice -n 10 "$qemu" -accel "$accel" -cpu $cpu -m $mem -smp 1 -display none -monitor none -net none \
 	    -serial "file:$tmp/$name.console" -no-reboot -kernel "$kernel" -initrd "$tmp/initrd.gz" \
 	    -append "console=ttyS0 panic=-1 quiet" -device "vmgenid,guid=$guid,id=vmgenid0" \
 	    -qmp "unix:$tmp/$name.qmp,server=on,wait=off" "$@" 2>"$tmp/$name.err" &

@@ -53,6 +53,7 @@ ENTROPYD_SYSFS_ROOT=$tmp/sys run_entropyd -f -t -x all -n file -O "file:path:$tm
 pid=$!
 track $pid
 wait_for 100 test -S "$tmp/s1"
+wait_for 100 grep -q "clone detection:" "$tmp/log1"
 check "at start: clone detection armed, naming the device" \
     grep -q "clone detection: armed: VM generation ID device VMGENCTR:00" "$tmp/log1"
 "$entropyctl" -s "$tmp/s1" -j health >"$tmp/h1"
@@ -67,6 +68,7 @@ ENTROPYD_SYSFS_ROOT=$tmp/sys run_entropyd -f -t -x all -n file -O "file:path:$tm
 pid=$!
 track $pid
 wait_for 100 test -S "$tmp/s1"
+wait_for 100 grep -q "clone detection:" "$tmp/log1"
 "$entropyctl" -s "$tmp/s1" -j health >"$tmp/h1"
 check "a device without its driver: not armed, a warning that says why" sh -c \
     "grep -q 'clone detection: not armed: VM generation ID device VMGENCTR:00 has no driver bound' '$tmp/log1' &&
