@@ -445,7 +445,7 @@ engine_forget_all(void)
 	return held + sink_forget(engine.sink);
 }
 
-/* A uevent, SIGUSR2 or the control socket says the VM generation changed. */
+/* The kernel (a uevent, its log), SIGUSR2 or the control socket says the VM generation changed. */
 static void
 engine_vm_changed(enum vmgenid_trigger trigger, uint64_t event_ns)
 {
