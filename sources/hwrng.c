@@ -17,6 +17,7 @@
 
 #include <entropyd/source.h>
 #include "builtin.h"
+#include "hwrng.h"
 
 #define HWRNG_DEFAULT_DEVICE "/dev/hwrng"
 #define HWRNG_DEFAULT_RNG_CURRENT "/sys/class/misc/hw_random/rng_current"
@@ -96,9 +97,9 @@ hwrng_is_kernel_device(const char *device, const struct stat *st, bool exists)
 	    minor(st->st_rdev) == HWRNG_MISC_MINOR;
 }
 
-/* Log the current hwrng and the quality the kernel's driver declares for it. */
-static void
-hwrng_log_current(struct entropyd_instance *inst, const char *rng_current, const char *name)
+/* The quality (0..1024) the kernel's driver declares in rng_quality next to rng_current, or -1. */
+static long
+hwrng_quality(const char *rng_current)
 {
 	char path[4096], quality[32], *end;
 	const char *slash;
@@ -110,17 +111,52 @@ hwrng_log_current(struct entropyd_instance *inst, const char *rng_current, const
 	dirlen = slash != NULL ? (int)(slash - rng_current + 1) : 0;
 	snprintf(path, sizeof path, "%.*srng_quality", dirlen, rng_current);
 	if (hwrng_read_line(path, quality, sizeof quality) == -1 ||
-	    (q = strtoul(quality, &end, 10), *end != '\0' || end == quality)) {
-		hwrng_host->log(inst, ENTROPYD_LOG_INFO, "current hwrng: %s", name);
-		return;
+	    (q = strtoul(quality, &end, 10), *end != '\0' || end == quality) || q > 1024)
+		return -1;
+	return (long)q;
+}
+
+double
+hwrng_policy_bits(const char *current, long quality, const char **why)
+{
+	if (strncmp(current, HWRNG_TPM_PREFIX, strlen(HWRNG_TPM_PREFIX)) == 0) {
+		*why = "a TPM's DRBG, credited as the tpm source credits a TPM: nothing unless "
+		    "vouched for there (-O tpm:entropy), so one chip is never counted twice";
+		return HWRNG_TPM_BITS;
 	}
-	hwrng_host->log(inst, ENTROPYD_LOG_INFO, "current hwrng: %s (kernel quality %lu/1024)",
-	    name, q);
-	if (q < 1024)
-		hwrng_host->log(inst, ENTROPYD_LOG_WARNING,
-		    "the kernel rates %s at %.2f bits per byte: lower the credit with "
-		    "-O hwrng:entropy:%.2f",
-		    name, (double)q * 8.0 / 1024.0, (double)q * 8.0 / 1024.0);
+	if (strncmp(current, HWRNG_VIRTIO_PREFIX, strlen(HWRNG_VIRTIO_PREFIX)) == 0) {
+		*why = "the host's random number generator, which only the host (able to read "
+		    "this machine's memory anyway) can predict";
+		return 8.0;
+	}
+	if (quality >= 0 && quality < 1024) {
+		*why = "the quality its kernel driver declares (rng_quality)";
+		return (double)quality * 8.0 / 1024.0;
+	}
+	*why = "a hardware noise source that its kernel driver rates at full entropy";
+	return 8.0;
+}
+
+/*
+ * Log the current hwrng and hold the instance to what the credit policy
+ * gives it (entropyd(8), CREDIT POLICY): only ever lowered.
+ */
+static void
+hwrng_apply_policy(struct entropyd_instance *inst, const char *rng_current, const char *name)
+{
+	long q = hwrng_quality(rng_current);
+	const char *why;
+	double bits = hwrng_policy_bits(name, q, &why);
+
+	if (q >= 0)
+		hwrng_host->log(inst, ENTROPYD_LOG_INFO, "current hwrng: %s (kernel quality "
+		    "%ld/1024): %g bits per byte, %s", name, q, bits, why);
+	else
+		hwrng_host->log(inst, ENTROPYD_LOG_INFO, "current hwrng: %s: %g bits per byte, %s",
+		    name, bits, why);
+	if (bits < hwrng_source.entropy_bits && ENTROPYD_HOST_HAS(hwrng_host, limit_entropy) &&
+	    hwrng_host->limit_entropy != NULL)
+		hwrng_host->limit_entropy(inst, bits);
 }
 
 /* Check the options before probing: the device must be named. */
@@ -205,7 +241,7 @@ hwrng_probe(struct entropyd_module *module, const struct entropyd_host *host)
 		return -1;
 	}
 	if (have_current)
-		hwrng_log_current(inst, rng_current, current);
+		hwrng_apply_policy(inst, rng_current, current);
 	return 1;
 }
 
@@ -317,13 +353,15 @@ hwrng_close(void *state)
 }
 
 /*
- * entropy_bits: 8 bits per byte, as rngd assumes. This is also the ceiling
- * operators may lower to, so a smaller default would forbid full credit for
- * hardware that deserves it. The kernel's own hw_random core credits the
- * current device at the quality its driver declares (capped by rng_core's
- * default_quality, 1024/1024 on current kernels); probe() reads that quality
- * from rng_quality and warns, with the option to give, when it is lower. The
- * daemon's FIPS tests and conditioner accounting still apply on top.
+ * entropy_bits: 8 bits per byte, the ceiling, for the kernel's hwrng as the
+ * credit policy (entropyd(8), CREDIT POLICY) judges what stands behind it:
+ * probe() reads rng_current and lowers the instance for a TPM (tpm-rng-N:
+ * the TPM's figure, nothing by default, so the tpm and hwrng sources never
+ * both credit one chip) and for a driver that declares a quality below
+ * 1024 (rng_quality); virtio-rng (the host's generator) and full-quality
+ * hardware keep 8. A device given with -r that is not the kernel's node is
+ * taken as it is. The daemon's FIPS tests, conditioner accounting and
+ * online MCV estimate apply on top.
  */
 const struct entropyd_source hwrng_source = {
 	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,

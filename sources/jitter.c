@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * jitter: CPU execution-time jitter, after the published CPU Jitter RNG
- * design. Each raw sample is the time a fixed piece of work took: random
- * read-modify-writes over a buffer larger than the L1 data cache, then a
- * hash step whose result steers the next accesses. Cache, TLB, pipeline and
- * interrupt effects make the time vary. Samples whose 1st, 2nd or 3rd
- * derivative of time is zero are stuck and never delivered; the rest are
- * folded to 8 bits and delivered as raw samples, so the core runs the
- * SP 800-90B start-up, RCT and APT tests on them and SHA-256 conditions
- * them. Reads compute, so pollfd() is -1: the core reads from its reader
- * thread, only while a reserve wants data.
+ * design. Each raw sample is the time a fixed piece of work took: the same
+ * read-modify-writes along one fixed pseudo-random walk over a buffer
+ * larger than the L1 data cache, then a hash step. Nothing in the work
+ * depends on an earlier timestamp (the walk's length and places once did,
+ * which made a spread of the daemon's own), so what varies is the
+ * machine's: caches, TLB, pipeline, interrupts. Samples whose 1st, 2nd or
+ * 3rd derivative of time is zero are stuck and never delivered; the rest
+ * are folded to 8 bits and delivered as raw samples, so the core runs the
+ * SP 800-90B start-up, RCT and APT tests and the online entropy estimates
+ * on them and SHA-256 conditions them. Start-up measures the clock's step
+ * and the entropy of the samples it gives, and refuses the clock or lowers
+ * the credit when they do not support the claim. Reads compute, so
+ * pollfd() is -1: the core reads from its reader thread, only while a
+ * reserve wants data.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,12 +31,14 @@
 
 #include <entropyd/source.h>
 #include "builtin.h"
+#include "estimate.h"
 #include "jitter.h"
 
-#define JITTER_ACCESSES 512         /* memory accesses per sample, at least */
-#define JITTER_ACCESS_SHUFFLE 511   /* plus up to this many, from the clock */
+#define JITTER_ACCESSES 512         /* memory accesses per sample, always the same */
+#define JITTER_WALK_SEED 0x9e3779b97f4a7c15ULL /* the walk's start, every sample */
 #define JITTER_READ_SAMPLES 1024    /* at most per read(), so a stop is prompt */
 #define JITTER_DEFAULT_L1 32768u
+#define JITTER_STEP_READS 256       /* back-to-back clock reads to find its step */
 
 /* One open instance. */
 struct jitter_state {
@@ -39,12 +46,12 @@ struct jitter_state {
 	uint64_t (*clock)(void);
 	uint8_t *mem;
 	size_t mem_mask;
-	uint64_t prng;
 	uint32_t hash[16];
 	uint64_t last_stamp;
 	struct jitter_deriv deriv;
 	struct jitter_emit emit;
 	unsigned osr;
+	uint64_t step;  /* the clock's smallest step seen at start-up */
 	unsigned stuck_run, stuck_cutoff;
 	uint64_t deltas, stuck;
 };
@@ -52,6 +59,7 @@ struct jitter_state {
 uint64_t (*jitter_clock_override)(void);
 
 static const struct entropyd_host *jitter_host;
+static uint64_t jitter_tick_hz; /* quantize_hz: the emulated counter's rate, 0 for none */
 
 static const struct entropyd_option jitter_options[] = {
 	{ "osr", "3", "oversampling rate: credit 1/osr bits per non-stuck delta (3 or more)" },
@@ -59,6 +67,9 @@ static const struct entropyd_option jitter_options[] = {
 	    "L1 data cache; auto: twice the L1 data cache" },
 	{ "clock", "auto", "timestamp: tsc, monotonic_raw, monotonic_coarse (to test a coarse "
 	    "clock); auto: tsc where constant, else monotonic_raw" },
+	{ "quantize_hz", "0", "diagnostic: cut monotonic_raw timestamps to the ticks of a "
+	    "counter of this rate (k, M, G suffixes; 24M emulates a common arm64 counter); "
+	    "0: off" },
 	{ NULL, NULL, NULL }
 };
 
@@ -80,6 +91,18 @@ jitter_clock_coarse(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC_RAW cut to the ticks of a jitter_tick_hz counter (quantize_hz). */
+static uint64_t
+jitter_clock_quantized(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	/* tv_nsec < 1e9 and the rate <= 1 GHz: the product fits. */
+	return (uint64_t)ts.tv_sec * jitter_tick_hz +
+	    (uint64_t)ts.tv_nsec * jitter_tick_hz / 1000000000u;
 }
 
 #if defined(__x86_64__)
@@ -138,43 +161,116 @@ jitter_stuck_cutoff(unsigned osr)
 	return 1 + 20 * osr; /* 1 + ceil(20 / H) with H = 1/osr */
 }
 
-bool
-jitter_assess(const uint64_t *stamps, size_t n, unsigned osr, char *why, size_t whylen)
+void
+jitter_assess_init(struct jitter_assessor *a, unsigned osr)
 {
-	struct jitter_deriv d = { 0, 0 };
-	size_t i, stuck = 0, coarse = 0;
-	unsigned run = 0, cutoff = jitter_stuck_cutoff(osr);
+	memset(a, 0, sizeof *a);
+	a->cutoff = jitter_stuck_cutoff(osr);
+	/* Enough deltas for the samples at this osr, with room for many stuck ones. */
+	a->max_deltas = (size_t)JITTER_STARTUP_SAMPLES * ((osr + JITTER_BASE_OSR - 1) /
+	    JITTER_BASE_OSR) * 4;
+	jitter_emit_init(&a->emit, osr);
+	estimate_init(&a->est, 8, 0, true, false);
+}
 
-	for (i = 0; i < n; i++) {
-		uint64_t delta = stamps[i + 1] - stamps[i];
+void
+jitter_assess_free(struct jitter_assessor *a)
+{
+	estimate_free(&a->est);
+	explicit_bzero(a, sizeof *a);
+}
 
-		if (stamps[i + 1] < stamps[i]) {
-			snprintf(why, whylen, "start-up: the clock went backwards");
-			return false;
-		}
-		if (delta % 100 == 0)
-			coarse++;
-		if (jitter_stuck(&d, delta) && i >= 2) {
-			stuck++;
-			if (++run >= cutoff) {
-				snprintf(why, whylen, "start-up: %u stuck samples in a row: the clock "
-				    "is too coarse or stuck", run);
-				return false;
-			}
-		} else
-			run = 0;
+void
+jitter_assess_stamp(struct jitter_assessor *a, uint64_t stamp)
+{
+	uint64_t delta;
+	uint8_t sample;
+
+	if (!a->have_stamp) {
+		a->have_stamp = true;
+		a->last_stamp = stamp;
+		return;
 	}
-	if (stuck * 100 > n * JITTER_STARTUP_MAX_PERCENT) {
-		snprintf(why, whylen, "start-up: %zu of %zu samples stuck: the clock is too "
-		    "coarse or stuck", stuck, n);
+	if (stamp < a->last_stamp)
+		a->backwards = true;
+	delta = stamp - a->last_stamp;
+	a->last_stamp = stamp;
+	a->sum_delta += delta;
+	/* The first two deltas have no derivatives yet: measured, not judged. */
+	if (jitter_stuck(&a->deriv, delta) && a->deltas >= 2) {
+		a->stuck++;
+		if (++a->run > a->max_run)
+			a->max_run = a->run;
+	} else {
+		a->run = 0;
+		if (a->deltas >= 2 && jitter_emit_sample(&a->emit, jitter_fold(delta), &sample)) {
+			estimate_sample(&a->est, sample);
+			a->samples++;
+		}
+	}
+	a->deltas++;
+}
+
+bool
+jitter_assess_done(const struct jitter_assessor *a)
+{
+	return a->backwards || a->max_run >= a->cutoff || a->samples >= JITTER_STARTUP_SAMPLES ||
+	    a->deltas >= a->max_deltas;
+}
+
+bool
+jitter_assess_verdict(struct jitter_assessor *a, double claim, struct jitter_verdict *v,
+    char *why, size_t whylen)
+{
+	memset(v, 0, sizeof *v);
+	v->deltas = a->deltas;
+	v->stuck = a->stuck;
+	v->samples = a->samples;
+	v->mean_delta = a->deltas > 0 ? (double)a->sum_delta / (double)a->deltas : 0.0;
+	if (a->backwards) {
+		snprintf(why, whylen, "start-up: the clock went backwards");
 		return false;
 	}
-	if (coarse * 100 > n * JITTER_STARTUP_MAX_PERCENT) {
-		snprintf(why, whylen, "start-up: %zu of %zu deltas are multiples of 100: the "
-		    "clock is too coarse", coarse, n);
+	if (a->max_run >= a->cutoff) {
+		snprintf(why, whylen, "start-up: %u stuck samples in a row: the clock is too "
+		    "coarse or stuck", a->max_run);
+		return false;
+	}
+	if (a->stuck * 100 > a->deltas * JITTER_STARTUP_MAX_PERCENT) {
+		snprintf(why, whylen, "start-up: %zu of %zu samples stuck: the clock is too "
+		    "coarse or stuck", a->stuck, a->deltas);
+		return false;
+	}
+	if (a->samples < JITTER_STARTUP_SAMPLES || !estimate_compute(&a->est, &v->est)) {
+		snprintf(why, whylen, "start-up: only %zu samples from %zu deltas (%zu stuck): "
+		    "the clock is too coarse or stuck", a->samples, a->deltas, a->stuck);
+		return false;
+	}
+	v->supported = estimate_credit_target(claim, v->est.min, true);
+	if (v->supported < JITTER_MIN_BITS) {
+		snprintf(why, whylen, "start-up: the samples measure %.3g bits each (MCV %.3g, "
+		    "Markov %.3g, Lag %.3g), which supports %.3g bits per sample, less than %g: "
+		    "the clock is too coarse", v->est.min, v->est.mcv, v->est.markov, v->est.lag,
+		    v->supported, JITTER_MIN_BITS);
 		return false;
 	}
 	return true;
+}
+
+bool
+jitter_assess(const uint64_t *stamps, size_t n, unsigned osr, double claim,
+    struct jitter_verdict *v, char *why, size_t whylen)
+{
+	struct jitter_assessor a;
+	size_t i;
+	bool ok;
+
+	jitter_assess_init(&a, osr);
+	for (i = 0; i <= n && !jitter_assess_done(&a); i++)
+		jitter_assess_stamp(&a, stamps[i]);
+	ok = jitter_assess_verdict(&a, claim, v, why, whylen);
+	jitter_assess_free(&a);
+	return ok;
 }
 
 int
@@ -215,6 +311,34 @@ jitter_parse_memsize(const char *s, size_t *size)
 	if (*end != '\0' || v < JITTER_MIN_MEMSIZE || v > JITTER_MAX_MEMSIZE || (v & (v - 1)))
 		return -1;
 	*size = (size_t)v;
+	return 0;
+}
+
+int
+jitter_parse_hz(const char *s, uint64_t *hz)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || v > JITTER_MAX_QUANTIZE_HZ)
+		return -1;
+	if (*end == 'k' || *end == 'K') {
+		v *= 1000;
+		end++;
+	} else if (*end == 'M') {
+		v *= 1000000;
+		end++;
+	} else if (*end == 'G') {
+		v *= 1000000000;
+		end++;
+	}
+	if (*end != '\0' || (v != 0 && (v < JITTER_MIN_QUANTIZE_HZ || v > JITTER_MAX_QUANTIZE_HZ)))
+		return -1;
+	*hz = v;
 	return 0;
 }
 
@@ -263,11 +387,14 @@ jitter_constant_tsc(void)
 	return found;
 }
 
-/* The timestamp function the clock option names, or NULL. */
+/* The timestamp function the clock option names (quantized with quantize_hz), or NULL. */
 static uint64_t (*jitter_pick_clock(const char *name))(void)
 {
 	if (jitter_clock_override != NULL)
 		return jitter_clock_override;
+	if (jitter_tick_hz != 0)
+		return name == NULL || strcmp(name, "auto") == 0 ||
+		    strcmp(name, "monotonic_raw") == 0 ? jitter_clock_quantized : NULL;
 	if (name == NULL || strcmp(name, "auto") == 0) {
 #if defined(__x86_64__)
 		if (jitter_constant_tsc())
@@ -314,10 +441,21 @@ jitter_configure(struct entropyd_module *module, const struct entropyd_host *hos
 		    "(%zu bytes)", mem, jitter_l1_size());
 		return -1;
 	}
+	v = host->option(module, "quantize_hz");
+	if (v != NULL && jitter_parse_hz(v, &jitter_tick_hz) == -1) {
+		snprintf(err, errlen, "-O jitter:quantize_hz: '%s' is not 0 or a rate from %u Hz "
+		    "to %u Hz (k, M, G suffixes)", v, JITTER_MIN_QUANTIZE_HZ,
+		    JITTER_MAX_QUANTIZE_HZ);
+		return -1;
+	}
 	v = host->option(module, "clock");
 	if (jitter_clock_override == NULL && jitter_pick_clock(v) == NULL) {
-		snprintf(err, errlen, "-O jitter:clock: '%s' is not auto, tsc, monotonic_raw or "
-		    "monotonic_coarse", v);
+		if (jitter_tick_hz != 0)
+			snprintf(err, errlen, "-O jitter:quantize_hz cuts monotonic_raw: it does "
+			    "not go with -O jitter:clock:%s", v);
+		else
+			snprintf(err, errlen, "-O jitter:clock: '%s' is not auto, tsc, "
+			    "monotonic_raw or monotonic_coarse", v);
 		return -1;
 	}
 	return 0;
@@ -360,21 +498,25 @@ jitter_hash(struct jitter_state *js, uint64_t stamp)
 	}
 }
 
-/* The timed work: read-modify-write bytes at pseudo-random places, then hash. */
+/*
+ * The timed work, the same every time: read-modify-write JITTER_ACCESSES
+ * bytes along one fixed pseudo-random walk, then the hash step (constant
+ * time). No timestamp chooses how long it is or where it goes, so its
+ * duration varies only with the machine.
+ */
 static void
 jitter_work(struct jitter_state *js)
 {
 	volatile uint8_t *mem = js->mem;
-	uint64_t s = js->prng ^ ((uint64_t)js->hash[2] << 32 | js->hash[3]);
-	unsigned i, n = JITTER_ACCESSES + (unsigned)(js->last_stamp & JITTER_ACCESS_SHUFFLE);
+	uint64_t s = JITTER_WALK_SEED;
+	unsigned i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < JITTER_ACCESSES; i++) {
 		s ^= s << 13;
 		s ^= s >> 7;
 		s ^= s << 17;
 		mem[s & js->mem_mask] = (uint8_t)(mem[s & js->mem_mask] + 1);
 	}
-	js->prng = s != 0 ? s : 0x9e3779b97f4a7c15ULL;
 	jitter_hash(js, js->last_stamp);
 }
 
@@ -391,18 +533,37 @@ jitter_measure(struct jitter_state *js)
 	return delta;
 }
 
-/* Allocate the state and run the start-up check; NULL with why set on failure. */
-static struct jitter_state *
-jitter_state_new(struct entropyd_module *module, char *why, size_t whylen)
+/* The smallest step the clock shows between back-to-back reads (0 if it never moved). */
+static uint64_t
+jitter_clock_step(uint64_t (*clock)(void))
 {
+	uint64_t prev = clock(), now, step = 0;
+	unsigned i;
+
+	for (i = 0; i < JITTER_STEP_READS; i++) {
+		now = clock();
+		if (now > prev && (step == 0 || now - prev < step))
+			step = now - prev;
+		prev = now;
+	}
+	return step;
+}
+
+/*
+ * Allocate the state and run the start-up assessment: the clock's step,
+ * then timed work until the samples it gives can be judged. NULL with why
+ * set on failure; else v says what was found.
+ */
+static struct jitter_state *
+jitter_state_new(struct entropyd_module *module, struct jitter_verdict *v, char *why,
+    size_t whylen)
+{
+	struct jitter_assessor a;
 	struct jitter_state *js;
-	uint64_t *stamps;
 	size_t mem, i;
 	bool ok;
 
-	if ((js = calloc(1, sizeof *js)) == NULL ||
-	    (stamps = calloc(JITTER_STARTUP_SAMPLES + 1, sizeof *stamps)) == NULL) {
-		free(js);
+	if ((js = calloc(1, sizeof *js)) == NULL) {
 		snprintf(why, whylen, "%s", strerror(ENOMEM));
 		return NULL;
 	}
@@ -414,23 +575,23 @@ jitter_state_new(struct entropyd_module *module, char *why, size_t whylen)
 	if (js->clock == NULL)
 		js->clock = jitter_clock_raw;
 	if ((js->mem = calloc(1, mem)) == NULL) {
-		free(stamps);
 		free(js);
 		snprintf(why, whylen, "%zu-byte buffer: %s", mem, strerror(ENOMEM));
 		return NULL;
 	}
 	js->mem_mask = mem - 1;
-	js->prng = 0x9e3779b97f4a7c15ULL;
 	js->stuck_cutoff = jitter_stuck_cutoff(js->osr);
 	jitter_emit_init(&js->emit, js->osr);
+	js->step = jitter_clock_step(js->clock);
+	jitter_assess_init(&a, js->osr);
 	js->last_stamp = js->clock();
-	stamps[0] = js->last_stamp;
-	for (i = 1; i <= JITTER_STARTUP_SAMPLES; i++) {
+	jitter_assess_stamp(&a, js->last_stamp);
+	while (!jitter_assess_done(&a)) {
 		jitter_measure(js);
-		stamps[i] = js->last_stamp;
+		jitter_assess_stamp(&a, js->last_stamp);
 	}
-	ok = jitter_assess(stamps, JITTER_STARTUP_SAMPLES, js->osr, why, whylen);
-	free(stamps);
+	ok = jitter_assess_verdict(&a, jitter_source.entropy_bits, v, why, whylen);
+	jitter_assess_free(&a);
 	if (!ok) {
 		free(js->mem);
 		free(js);
@@ -453,15 +614,42 @@ jitter_state_free(struct jitter_state *js)
 	free(js);
 }
 
-/* Usable when the clock passes the start-up check here. */
+/*
+ * Say what start-up found and hold the instance to what the samples
+ * support: a clock too coarse for the claim lowers the credit (host
+ * limit_entropy, which only lowers).
+ */
+static void
+jitter_apply_verdict(struct entropyd_instance *inst, const struct jitter_state *js,
+    const struct jitter_verdict *v)
+{
+	const double claim = jitter_source.entropy_bits;
+
+	jitter_host->log(inst, ENTROPYD_LOG_INFO, "start-up: the clock steps by %llu%s, the "
+	    "work takes %.0f steps; %zu samples from %zu deltas (%zu stuck) measure %.3g bits "
+	    "each (MCV %.3g, Markov %.3g, Lag %.3g)", (unsigned long long)js->step,
+	    jitter_tick_hz != 0 ? " (quantized)" : "",
+	    js->step > 0 ? v->mean_delta / (double)js->step : 0.0, v->samples, v->deltas,
+	    v->stuck, v->est.min, v->est.mcv, v->est.markov, v->est.lag);
+	if (v->supported >= claim)
+		return;
+	jitter_host->log(inst, ENTROPYD_LOG_WARNING, "start-up: the clock is too coarse for "
+	    "%.3g bits per sample: the samples support %.3g; credit lowered to that", claim,
+	    v->supported);
+	if (ENTROPYD_HOST_HAS(jitter_host, limit_entropy) && jitter_host->limit_entropy != NULL)
+		jitter_host->limit_entropy(inst, v->supported);
+}
+
+/* Usable when the clock passes the start-up assessment here. */
 static int
 jitter_probe(struct entropyd_module *module, const struct entropyd_host *host)
 {
+	struct jitter_verdict v;
 	struct jitter_state *js;
 	char why[256];
 
 	jitter_host = host;
-	if ((js = jitter_state_new(module, why, sizeof why)) == NULL) {
+	if ((js = jitter_state_new(module, &v, why, sizeof why)) == NULL) {
 		host->unusable(module, "%s", why);
 		host->module_log(module, ENTROPYD_LOG_WARNING, "%s; not used", why);
 		return 0;
@@ -478,6 +666,7 @@ jitter_probe(struct entropyd_module *module, const struct entropyd_host *host)
 static int
 jitter_open(struct entropyd_instance *inst, void **state)
 {
+	struct jitter_verdict v;
 	struct jitter_state *js;
 	char why[256];
 
@@ -485,13 +674,14 @@ jitter_open(struct entropyd_instance *inst, void **state)
 		errno = EINVAL;
 		return -1;
 	}
-	if ((js = jitter_state_new(jitter_host->instance_module(inst), why, sizeof why)) ==
+	if ((js = jitter_state_new(jitter_host->instance_module(inst), &v, why, sizeof why)) ==
 	    NULL) {
 		jitter_host->log(inst, ENTROPYD_LOG_ERR, "%s", why);
 		errno = EIO;
 		return -1;
 	}
 	js->instance = inst;
+	jitter_apply_verdict(inst, js, &v);
 	*state = js;
 	return 0;
 }
@@ -536,10 +726,10 @@ jitter_read(void *state, void *buf, size_t len)
 
 /*
  * The VM generation changed: the hash state, the work buffer and the
- * half-gathered sample are the same in every clone. Wipe them, key the
- * access pattern afresh from the clock, and take new timestamps for the
- * derivatives (the last one predates the snapshot, so the first delta
- * would span the pause).
+ * half-gathered sample are the same in every clone. Wipe them and take new
+ * timestamps for the derivatives (the last one predates the snapshot, so
+ * the first delta would span the pause). The walk is fixed: nothing of it
+ * is secret.
  */
 static void
 jitter_forget(void *state)
@@ -552,9 +742,6 @@ jitter_forget(void *state)
 	jitter_emit_init(&js->emit, js->osr);
 	js->stuck_run = 0;
 	js->last_stamp = js->clock();
-	js->prng = 0x9e3779b97f4a7c15ULL ^ js->last_stamp;
-	if (js->prng == 0)
-		js->prng = 0x9e3779b97f4a7c15ULL;
 	for (i = 0; i < 3; i++)
 		jitter_stuck(&js->deriv, jitter_measure(js));
 }

@@ -2,7 +2,8 @@
 /*
  * The jitter source's pure parts, exposed for its tests: stuck-sample
  * detection by derivatives, folding a delta into a sample, the oversampling
- * accounting, the start-up verdict, option parsing, and the timestamp seam.
+ * accounting, the start-up assessment, option parsing, and the timestamp
+ * seam.
  */
 #ifndef ENTROPYD_JITTER_H
 #define ENTROPYD_JITTER_H
@@ -11,13 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "estimate.h"
+
 /* Per emitted sample the descriptor claims 1/JITTER_BASE_OSR bits. */
 #define JITTER_BASE_OSR 3
 #define JITTER_MAX_OSR 64
-/* Start-up: at least SP 800-90B's 1024 samples. */
+/* Start-up: SP 800-90B's 1024 delivered samples, assessed before any is used. */
 #define JITTER_STARTUP_SAMPLES 1024
-/* Start-up fails when more than this share (percent) is stuck or coarse. */
+/* Start-up fails when more than this share (percent) of the deltas is stuck. */
 #define JITTER_STARTUP_MAX_PERCENT 90
+/* Start-up refuses a clock whose samples support less credit per sample. */
+#define JITTER_MIN_BITS (1.0 / 64)
+#define JITTER_MIN_QUANTIZE_HZ 1000u
+#define JITTER_MAX_QUANTIZE_HZ 1000000000u
 #define JITTER_MIN_MEMSIZE 4096u
 #define JITTER_MAX_MEMSIZE (256u << 20)
 
@@ -34,6 +41,25 @@ struct jitter_emit {
 	uint8_t acc;
 };
 
+/* The start-up assessment, fed one timestamp at a time. */
+struct jitter_assessor {
+	struct jitter_deriv deriv;
+	struct jitter_emit emit;
+	struct estimate est;   /* of the samples as they would be delivered */
+	uint64_t last_stamp, sum_delta;
+	bool have_stamp, backwards;
+	size_t deltas, stuck, samples, max_deltas;
+	unsigned run, max_run, cutoff;
+};
+
+/* What start-up found. */
+struct jitter_verdict {
+	size_t deltas, stuck, samples;
+	double mean_delta;            /* in clock units */
+	struct estimate_result est;   /* of the samples */
+	double supported;             /* credit per sample the estimate supports, at most the claim */
+};
+
 /* Test seam: when set, the timestamp every jitter measurement takes. */
 extern uint64_t (*jitter_clock_override)(void);
 
@@ -46,15 +72,32 @@ void jitter_emit_init(struct jitter_emit *, unsigned osr);
 bool jitter_emit_sample(struct jitter_emit *, uint8_t sample, uint8_t *out);
 /* The repetition cutoff for stuck deltas at 1/osr bits each (SP 800-90B 4.4.1). */
 unsigned jitter_stuck_cutoff(unsigned osr);
+void jitter_assess_init(struct jitter_assessor *, unsigned osr);
+void jitter_assess_free(struct jitter_assessor *);
+/* One more timestamp taken around the workload. */
+void jitter_assess_stamp(struct jitter_assessor *, uint64_t stamp);
 /*
- * The start-up verdict on n + 1 timestamps taken around the workload: the
- * clock must move forward, must not be coarse or stuck on more than
- * JITTER_STARTUP_MAX_PERCENT of the deltas, and must not stay stuck for
- * the cutoff in a row. false with why set on failure.
+ * Enough for a verdict: JITTER_STARTUP_SAMPLES samples delivered, a failure
+ * already certain, or four times the deltas those samples should need.
  */
-bool jitter_assess(const uint64_t *stamps, size_t n, unsigned osr, char *why, size_t whylen);
+bool jitter_assess_done(const struct jitter_assessor *);
+/*
+ * The verdict: the clock must move forward, must not be stuck on more than
+ * JITTER_STARTUP_MAX_PERCENT of the deltas nor for the repetition cutoff in
+ * a row, must give JITTER_STARTUP_SAMPLES samples, and their entropy
+ * estimate must support at least JITTER_MIN_BITS per sample
+ * (estimate_credit_target of claim). false with why set on failure; v is
+ * filled either way.
+ */
+bool jitter_assess_verdict(struct jitter_assessor *, double claim, struct jitter_verdict *v,
+    char *why, size_t whylen);
+/* The same on n + 1 timestamps. */
+bool jitter_assess(const uint64_t *stamps, size_t n, unsigned osr, double claim,
+    struct jitter_verdict *v, char *why, size_t whylen);
 /* Parse osr (JITTER_BASE_OSR..JITTER_MAX_OSR) and memsize (bytes, k/M suffix, power of 2). */
 int jitter_parse_osr(const char *, unsigned *);
 int jitter_parse_memsize(const char *, size_t *);
+/* Parse quantize_hz: 0, or JITTER_MIN_QUANTIZE_HZ..JITTER_MAX_QUANTIZE_HZ with k/M/G. */
+int jitter_parse_hz(const char *, uint64_t *);
 
 #endif

@@ -117,7 +117,10 @@ rdrand_close(void *state)
 }
 
 /*
- * entropy_bits: 1/64 bit per byte. RDRAND is the output of an AES-128
+ * Credit policy (entropyd(8), CREDIT POLICY), the rule for every DRBG:
+ * its security strength over the most it may output between reseeds, as
+ * the maker documents it. entropy_bits: 1/64 bit per byte. RDRAND is the
+ * output of an AES-128
  * CTR_DRBG that Intel documents as reseeded from the conditioned noise
  * source at least every 511 128-bit blocks (8176 bytes). A reseed adds at
  * most the DRBG's 128-bit security strength, so the fresh entropy that can

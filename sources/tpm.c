@@ -587,12 +587,20 @@ tpm_close(void *state)
 }
 
 /*
- * entropy_bits: 4 bits per byte. What a TPM returns is the output of its
- * SP 800-90A DRBG, seeded from the chip's noise source at a rate the
- * specification leaves to the vendor, so a byte carries at most the seed's
- * entropy spread over everything produced between reseeds; half a bit per
- * bit is the conservative figure, the same judgement as for RDRAND. It is
- * also the ceiling operators may lower from (see the man page).
+ * Credit policy (entropyd(8), CREDIT POLICY): nothing unless the operator
+ * vouches for the chip with -O tpm:entropy:H, H at most 4 bits per byte.
+ * What a TPM returns is the output of its SP 800-90A DRBG, and a DRBG
+ * guarantees no more fresh entropy per byte than its security strength
+ * over what it outputs between reseeds. The TCG leaves the reseed interval
+ * to the vendor, and the reference implementation (and libtpms, swtpm's
+ * engine) reseeds once every 2^20 requests of up to 2^16 bytes: a
+ * guarantee of practically nothing. A chip documented to reseed for every
+ * GetRandom (prediction resistance) guarantees its 256-bit strength per
+ * request of at most 64 bytes, the largest digest it answers with: 4 bits
+ * per byte, the ceiling. The bytes are still read, tested and conditioned
+ * (a -o sink takes them) but the kernel is fed only credited data. The
+ * hwrng source never credits a TPM (tpm-rng), so one chip is never counted
+ * twice.
  */
 const struct entropyd_source tpm_source = {
 	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
@@ -600,7 +608,7 @@ const struct entropyd_source tpm_source = {
 	.size = sizeof(struct entropyd_source),
 	.name = "tpm",
 	.description = "TPM 2.0 / 1.2 GetRandom (/dev/tpmrm0, /dev/tpm0 or a swtpm socket)",
-	.flags = ENTROPYD_SOURCE_DEFAULT_ON,
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON | ENTROPYD_SOURCE_CREDIT_ON_REQUEST,
 	.entropy_bits = 4.0,
 	.sample_bits = 0,
 	.options = tpm_options,

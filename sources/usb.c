@@ -799,11 +799,15 @@ usb_shutdown(struct entropyd_module *module)
 }
 
 /*
- * entropy_bits 7 per byte: every stream this module reads is the key's own
- * whitened output (ChaosKey endpoint 0x85, TrueRNG, TrueRNGpro's whitened
- * modes, OneRNG modes 0, 2, 6). Whitening hides defects but adds no entropy,
- * and the raw noise behind it is not assessed here, so entropyd leaves a
- * margin below the 8 bits the output looks like; operators may lower it.
+ * Credit policy (entropyd(8), CREDIT POLICY): entropy_bits 7 per byte.
+ * Every stream this module reads is the key's own whitened output (ChaosKey
+ * endpoint 0x85, TrueRNG, TrueRNGpro's whitened modes, OneRNG modes 0, 2,
+ * 6): a physical noise source conditioned on the key, not a DRBG, so no
+ * reseed bound applies; but whitening hides defects and adds no entropy,
+ * and the raw noise behind it is not assessed here, so the credit rests one
+ * bit below the 8 the output looks like. The online MCV estimate lowers it
+ * when the output shows a defect; operators may lower it; chaoskey_raw
+ * measures a ChaosKey's noise itself.
  */
 const struct entropyd_source usb_source = {
 	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
@@ -828,7 +832,9 @@ const struct entropyd_source usb_source = {
 /*
  * The ChaosKey's raw endpoint gives 12-bit ADC samples in 16-bit
  * little-endian words. 2 bits per sample is a deliberately low estimate for
- * a noise diode digitised at 12 bits; the RCT and APT run on every sample.
+ * a noise diode digitised at 12 bits; the RCT and APT run on every sample,
+ * and the online estimates (MCV, Markov, Lag on all 12 bits) lower the
+ * credit when the noise supports less.
  */
 const struct entropyd_source chaoskey_raw_source = {
 	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,

@@ -6,13 +6,13 @@
 [ -x "$top_builddir/tests/bench/entropyd-bench" ] || skip_all "entropyd-bench not built"
 plan 4
 
-BENCH_MB=1 BENCH_RUNS=1 BENCH_IDLE=1 BENCH_NO_INSTALL=1 TMPDIR=$tmp \
+BENCH_MB=1 BENCH_RUNS=1 BENCH_IDLE=1 BENCH_EST_SECONDS=0.2 BENCH_NO_INSTALL=1 TMPDIR=$tmp \
     sh "$top_srcdir/tests/bench/bench.sh" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "the bench script exits 0 (exit $rc)" test "$rc" -eq 0
 missing=""
-for f in fips fips-counts condition pipeline startup idle-wakeups idle-cpu idle-rss clone-refill \
-    uevent-wakeups; do
+for f in fips fips-counts condition pipeline estimate startup idle-wakeups idle-cpu idle-rss \
+    clone-refill uevent-wakeups; do
 	grep -q "^$f " "$tmp/out" || missing="$missing $f"
 done
 check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missing"

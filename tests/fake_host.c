@@ -106,6 +106,7 @@ fake_host_add_instance(struct entropyd_module *module, const char *id, const cha
 	snprintf(inst->device, sizeof inst->device, "%s", device != NULL ? device : "");
 	inst->cookie = cookie;
 	inst->module = module;
+	inst->limit_bits = -1;
 	return inst;
 }
 
@@ -126,6 +127,14 @@ static struct entropyd_module *
 fake_host_instance_module(struct entropyd_instance *inst)
 {
 	return inst->module;
+}
+
+/* host->limit_entropy: record what the module asked for. */
+static double
+fake_host_limit_entropy(struct entropyd_instance *inst, double bits)
+{
+	inst->limit_bits = bits;
+	return bits;
 }
 
 static uint64_t
@@ -150,6 +159,7 @@ const struct entropyd_host fake_host = {
 	.instance_cookie = fake_host_instance_cookie,
 	.instance_module = fake_host_instance_module,
 	.now_ns = fake_host_now_ns,
+	.limit_entropy = fake_host_limit_entropy,
 };
 
 void
@@ -158,6 +168,8 @@ fake_reset(const struct entropyd_source *src)
 	fake_module.source = src;
 	fake_n_options = 0;
 	memset(fake_instances, 0, sizeof fake_instances);
+	for (size_t i = 0; i < FAKE_MAX_INSTANCES; i++)
+		fake_instances[i].limit_bits = -1;
 	fake_instances[0].module = &fake_module;
 	fake_n_instances = 0;
 	fake_log[0] = '\0';

@@ -20,6 +20,7 @@ struct entropyd_instance {
 	char device[4096];
 	void *cookie;
 	struct entropyd_module *module;
+	double limit_bits;  /* the last host->limit_entropy, or -1 */
 };
 
 #define FAKE_MAX_INSTANCES 4

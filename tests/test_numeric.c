@@ -48,3 +48,19 @@ Test(numeric, acos_matches_libm)
 	cr_expect_lt(fabs(numeric_acos(1.0)), 1e-12);
 	cr_expect(isnan(numeric_acos(1.5)));
 }
+
+Test(numeric, log2_matches_libm)
+{
+	double x;
+
+	for (x = 1e-300; x < 1e300; x *= 1.7)
+		cr_expect_lt(fabs(numeric_log2(x) - log2(x)), 1e-13 * fmax(1.0, fabs(log2(x))),
+		    "log2(%g): %.17g, libm %.17g", x, numeric_log2(x), log2(x));
+	for (x = 0.001; x < 1.0; x += 0.001)
+		cr_expect_lt(fabs(numeric_log2(x) - log2(x)), 1e-14, "log2(%g)", x);
+	cr_expect_eq(numeric_log2(1.0), 0.0);
+	cr_expect_eq(numeric_log2(0.5), -1.0);
+	cr_expect_eq(numeric_log2(1024.0), 10.0);
+	cr_expect(isinf(numeric_log2(0.0)) && numeric_log2(0.0) < 0);
+	cr_expect(isnan(numeric_log2(-1.0)));
+}

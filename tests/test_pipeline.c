@@ -286,6 +286,8 @@ Test(pipeline, failed_blocks_are_discarded_and_suspend_at_the_limit)
 	struct pipeline p;
 
 	pipeline_init(&p, false, 0, 8);
+	/* The subject is FIPS: the online estimate would lower the credit of zeros. */
+	pipeline_estimating(&p, false);
 	feed_blocks(&p, 1, 1); /* the first 4 zero bytes are the bootstrap */
 	cr_expect_eq(p.count.blocks_failed, 0, "a block is not complete until 4 + 2500 bytes");
 	feed_blocks(&p, PIPELINE_FAILURE_LIMIT - 1, 1);
@@ -418,6 +420,8 @@ Test(pipeline, raw_samples_need_startup_and_rct_discards)
 
 	/* 4-bit samples credited 2 bits each: RCT cutoff 11. */
 	pipeline_init(&p, true, 4, 2);
+	/* The subject is RCT: the online estimate would lower the credit of a pattern. */
+	pipeline_estimating(&p, false);
 	cr_expect(!pipeline_started(&p));
 	random_bytes(samples, sizeof samples);
 	for (i = 0; i < sizeof samples; i++)
@@ -530,6 +534,7 @@ Test(pipeline, forget_keeps_the_health_tests_of_a_raw_source)
 	size_t i, held;
 
 	pipeline_init(&p, true, 12, 4);
+	pipeline_estimating(&p, false); /* the made-up samples would measure low */
 	for (i = 0; i + 1 < sizeof samples; i += 2) {
 		samples[i] = (uint8_t)(i * 7);
 		samples[i + 1] = (uint8_t)(i % 16);
@@ -548,5 +553,140 @@ Test(pipeline, forget_keeps_the_health_tests_of_a_raw_source)
 	cr_expect(!p.have_carry);
 	cr_expect_eq(p.cond.units, 0);
 	cr_expect(pipeline_started(&p), "the source is as healthy as before the change");
+	pipeline_free(&p);
+}
+
+/* Samples that repeat a short pattern with a little noise: MCV-happy, predictable. */
+static void
+patterned_samples(uint8_t *buf, size_t len)
+{
+	size_t i;
+
+	random_bytes(buf, len);
+	for (i = 0; i < len; i++)
+		if (buf[i] % 8 != 0)
+			buf[i] = (uint8_t)(i % 5 * 37);
+}
+
+Test(pipeline, a_raw_source_measuring_low_is_credited_what_it_measures)
+{
+	static uint8_t samples[4096];
+	const struct estimate_result *r;
+	struct pipeline p;
+	double target;
+	int i;
+
+	/* 8-bit samples claiming 1/3 bit each, as jitter does. */
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	cr_expect_null(pipeline_estimate_result(&p), "no figure before any sample");
+	patterned_samples(samples, 1000);
+	pipeline_input(&p, samples, 1000);
+	cr_expect_float_eq(p.unit_bits, 1.0 / 3, 1e-12, "no figure from 1000 samples");
+	patterned_samples(samples, sizeof samples);
+	pipeline_input(&p, samples, sizeof samples);
+	cr_assert_not_null(r = pipeline_estimate_result(&p));
+	target = r->min / ESTIMATE_RAW_MARGIN;
+	cr_expect(target < 1.0 / 3, "the pattern measures low: %g", r->min);
+	cr_expect_float_eq(p.unit_bits, target * ESTIMATE_HEADROOM, 1e-12,
+	    "lowered to what it measures, with headroom");
+	cr_expect_float_eq(p.claim_bits, 1.0 / 3, 1e-12, "the claim stays");
+	cr_expect_eq(p.count.credit_lowered, 1);
+	cr_expect_eq(p.count.samples_discarded, 1000 + SP80090B_STARTUP_SAMPLES,
+	    "lowered before any sample was used; start-up runs again at the new figure "
+	    "(%llu discarded)", (unsigned long long)p.count.samples_discarded);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_RCT] +
+	    p.count.test_failures[PIPELINE_TEST_APT], 0);
+	cr_expect_eq(p.cond.units_per_output, condition_units_per_output(p.unit_bits, 1));
+	/* Good samples afterwards do not raise it again. */
+	for (i = 0; i < 40; i++) {
+		random_bytes(samples, sizeof samples);
+		pipeline_input(&p, samples, sizeof samples);
+	}
+	cr_expect(pipeline_estimate_result(&p)->min > 2.0 / 3, "%g",
+	    pipeline_estimate_result(&p)->min);
+	cr_expect(p.unit_bits < 1.0 / 3, "never raised: %g", p.unit_bits);
+	pipeline_free(&p);
+}
+
+Test(pipeline, a_raw_source_measuring_well_keeps_its_claim)
+{
+	static uint8_t samples[4096];
+	struct pipeline p;
+	int i;
+
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	for (i = 0; i < 64; i++) {
+		random_bytes(samples, sizeof samples);
+		pipeline_input(&p, samples, sizeof samples);
+	}
+	cr_assert_not_null(pipeline_estimate_result(&p));
+	cr_expect(pipeline_estimate_result(&p)->min > 7, "%g", pipeline_estimate_result(&p)->min);
+	cr_expect_float_eq(p.unit_bits, 1.0 / 3, 1e-12, "never above the claim");
+	cr_expect_eq(p.count.credit_lowered, 0);
+	cr_expect_eq(pipeline_estimate_result(&p)->samples, ESTIMATE_RAW_WINDOW);
+	pipeline_free(&p);
+}
+
+Test(pipeline, a_credit_lowered_midway_drops_what_the_old_figure_credited)
+{
+	static uint8_t buf[ESTIMATE_BYTE_WINDOW];
+	struct pipeline p;
+
+	/* Whitened bytes at 8 bits: the MCV of perfect bytes over the window is about 7.2. */
+	pipeline_init(&p, false, 0, 8);
+	random_bytes(buf, sizeof buf);
+	pipeline_input(&p, buf, sizeof buf);
+	random_bytes(buf, sizeof buf);
+	pipeline_input(&p, buf, sizeof buf);
+	cr_assert_not_null(pipeline_estimate_result(&p));
+	cr_expect_float_eq(p.unit_bits, 8, 1e-12, "perfect bytes keep the claim (%g)",
+	    pipeline_estimate_result(&p)->min);
+	cr_expect_gt(p.reserve.len, 0);
+	/* One byte in ten zero: FIPS passes most blocks, the MCV does not. */
+	random_bytes(buf, sizeof buf);
+	for (size_t i = 0; i < sizeof buf; i += 10)
+		buf[i] = 0;
+	pipeline_input(&p, buf, sizeof buf);
+	cr_expect(p.unit_bits < 6, "lowered: %g", p.unit_bits);
+	cr_expect_float_eq(p.unit_bits, pipeline_estimate_result(&p)->min * ESTIMATE_HEADROOM,
+	    1e-12, "bytes: the estimate itself, with headroom");
+	cr_expect_eq(p.count.credit_lowered, 1);
+	cr_expect_eq(p.reserve.len, 0, "nothing credited at 8 bits per byte is left");
+	pipeline_free(&p);
+}
+
+Test(pipeline, limit_lowers_the_claim_and_keeps_counters_and_estimates)
+{
+	static uint8_t samples[4096];
+	struct pipeline p;
+	uint64_t read;
+
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	random_bytes(samples, sizeof samples);
+	pipeline_input(&p, samples, sizeof samples);
+	read = p.count.bytes_read;
+	cr_expect_float_eq(pipeline_limit(&p, 0.5), 1.0 / 3, 1e-12, "never raised");
+	cr_expect_float_eq(pipeline_limit(&p, -1), 1.0 / 3, 1e-12, "nonsense ignored");
+	cr_expect_float_eq(pipeline_limit(&p, 0.1), 0.1, 1e-12);
+	cr_expect_float_eq(p.claim_bits, 0.1, 1e-12);
+	cr_expect_float_eq(p.unit_bits, 0.1, 1e-12);
+	cr_expect_eq(p.count.bytes_read, read);
+	cr_expect_not_null(pipeline_estimate_result(&p), "the window is kept");
+	cr_expect(!pipeline_started(&p), "the health tests start afresh at the new figure");
+	cr_expect_eq(p.count.credit_lowered, 0, "a module's limit is not the estimate's");
+	pipeline_free(&p);
+}
+
+Test(pipeline, estimating_off_never_lowers)
+{
+	static uint8_t samples[4096];
+	struct pipeline p;
+
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	pipeline_estimating(&p, false);
+	patterned_samples(samples, sizeof samples);
+	pipeline_input(&p, samples, sizeof samples);
+	cr_expect_null(pipeline_estimate_result(&p));
+	cr_expect_float_eq(p.unit_bits, 1.0 / 3, 1e-12);
 	pipeline_free(&p);
 }

@@ -24,6 +24,7 @@
 
 #include <entropyd/source.h>
 #include "builtin.h"
+#include "hwrng.h"
 #include "fake_host.h"
 
 static char test_dir[256];
@@ -426,7 +427,7 @@ Test(hwrng, real_device)
 	hwrng_source.close(r.state);
 }
 
-Test(hwrng, kernel_quality_is_logged)
+Test(hwrng, kernel_quality_sets_the_credit)
 {
 	test_need_real_hwrng();
 	/* The real device, with a fake sysfs directory next to it. */
@@ -436,10 +437,42 @@ Test(hwrng, kernel_quality_is_logged)
 
 	cr_assert_eq(fake_probe(&hwrng_source), 1);
 	cr_assert_not_null(strstr(fake_log,
-	    "6 hwrng: current hwrng: fake_rng.0 (kernel quality 512/1024)\n"), "log: %s",
-	    fake_log);
-	cr_assert_not_null(strstr(fake_log, "4 hwrng: the kernel rates fake_rng.0 at 4.00 bits "
-	    "per byte: lower the credit with -O hwrng:entropy:4.00\n"), "log: %s", fake_log);
+	    "6 hwrng: current hwrng: fake_rng.0 (kernel quality 512/1024): 4 bits per byte, "
+	    "the quality its kernel driver declares (rng_quality)\n"), "log: %s", fake_log);
+	cr_assert_float_eq(fake_instances[0].limit_bits, 4.0, 1e-12);
+}
+
+Test(hwrng, a_tpm_behind_it_is_credited_as_the_tpm)
+{
+	test_need_real_hwrng();
+	test_write_file(test_path(0, "rng_current"), "tpm-rng-0\n", 10);
+	test_write_file(test_path(1, "rng_quality"), "1024\n", 5);
+	fake_set_option("rng_current", test_path(0, "rng_current"));
+
+	cr_assert_eq(fake_probe(&hwrng_source), 1);
+	cr_assert_float_eq(fake_instances[0].limit_bits, HWRNG_TPM_BITS, 1e-12);
+	cr_assert_not_null(strstr(fake_log, "current hwrng: tpm-rng-0 (kernel quality "
+	    "1024/1024): 0 bits per byte, a TPM's DRBG"), "log: %s", fake_log);
+}
+
+Test(hwrng, credit_policy)
+{
+	const char *why;
+
+	/* A TPM: the tpm source's figure, nothing unless vouched for there. */
+	cr_expect(tpm_source.flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST);
+	cr_expect_float_eq(hwrng_policy_bits("tpm-rng-0", 1024, &why), 0.0, 1e-12);
+	cr_expect_float_eq(hwrng_policy_bits("tpm-rng-3", -1, &why), 0.0, 1e-12);
+	cr_expect_not_null(strstr(why, "tpm"), "%s", why);
+	/* virtio-rng: the host's generator, full credit whatever the quality says. */
+	cr_expect_float_eq(hwrng_policy_bits("virtio_rng.0", 1024, &why), 8.0, 1e-12);
+	cr_expect_float_eq(hwrng_policy_bits("virtio_rng.1", -1, &why), 8.0, 1e-12);
+	/* Other hardware: what its driver declares. */
+	cr_expect_float_eq(hwrng_policy_bits("bcm2835-rng", 1024, &why), 8.0, 1e-12);
+	cr_expect_float_eq(hwrng_policy_bits("omap-rng", 700, &why), 700 * 8.0 / 1024, 1e-12);
+	cr_expect_float_eq(hwrng_policy_bits("intel-rng", 0, &why), 0.0, 1e-12);
+	cr_expect_float_eq(hwrng_policy_bits("amd-rng", -1, &why), 8.0, 1e-12,
+	    "a kernel without rng_quality: as rngd assumes");
 }
 
 Test(hwrng, kernel_node_under_another_name_follows_rng_current)

@@ -21,9 +21,25 @@ static struct {
 	uint64_t count;       /* samples asked for */
 	uint64_t written;
 	size_t sample_bytes;  /* 1, or 2 for samples wider than 8 bits */
+	unsigned sample_bits;
 	bool odd;             /* the next byte is a 2-byte sample's high byte */
 	int fd;
 } capture = { .fd = -1 };
+
+/* Which bits of a sample each byte holds, and how NIST's tool reads the file. */
+static const char *
+capture_which_bits(const char *path)
+{
+	static char line[4200];
+
+	if (capture.sample_bits > 8)
+		snprintf(line, sizeof line, "bits 0-7 of each %u-bit sample (NIST's tool takes "
+		    "at most 8 bits a sample): ea_non_iid %s 8", capture.sample_bits, path);
+	else
+		snprintf(line, sizeof line, "all %u bits: ea_non_iid %s %u", capture.sample_bits,
+		    path, capture.sample_bits);
+	return line;
+}
 
 int
 capture_start(const struct config *cfg, char *err, size_t errlen)
@@ -57,7 +73,10 @@ capture_start(const struct config *cfg, char *err, size_t errlen)
 	capture.count = cfg->capture_count;
 	capture.written = 0;
 	capture.sample_bytes = m->src->sample_bits > 8 ? 2 : 1;
+	capture.sample_bits = m->src->sample_bits;
 	capture.odd = false;
+	log_info("--capture: %s: the first %" PRIu64 " raw samples to %s, one byte each: %s",
+	    capture.source, capture.count, capture.path, capture_which_bits(cfg->capture_path));
 	return 0;
 }
 
@@ -71,8 +90,8 @@ capture_finish(const char *name, bool failed)
 	}
 	capture.fd = -1;
 	if (!failed)
-		log_info("%s: captured %" PRIu64 " raw samples to %s", name, capture.written,
-		    capture.path);
+		log_info("%s: captured %" PRIu64 " raw samples to %s (%s)", name, capture.written,
+		    capture.path, capture.sample_bits > 8 ? "bits 0-7 of each" : "one per byte");
 }
 
 void

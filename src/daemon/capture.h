@@ -9,9 +9,13 @@
 
 /*
  * --capture SOURCE:COUNT:PATH: write the first COUNT raw samples a source
- * delivers, before any health test, to PATH, one sample per byte (the low
- * 8 bits of wider samples), the format NIST's SP 800-90B tool reads. Then
- * close the file, log it, and carry on.
+ * delivers, before any health test, to PATH, one sample per byte, the
+ * format NIST's SP 800-90B tool (and entropytest -e) reads; that format
+ * holds at most 8 bits a sample, so a wider sample has its low 8 bits
+ * written (bits 0-7, where an ADC's noise is), and the log says so. A
+ * figure for those bits is a lower bound for the whole sample: a function
+ * of a sample never has more min-entropy than the sample. Then close the
+ * file, log it, and carry on.
  */
 struct entropyd_instance;
 

@@ -168,6 +168,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 {
 	struct pipeline *p = &inst->pipe;
 	uint64_t passed = p->count.blocks_passed;
+	double credit;
 
 	switch (n) {
 	case ENTROPYD_READ_AGAIN:
@@ -194,7 +195,10 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 	}
 	capture_input(inst, buf, (size_t)n);
 	report_touch();
+	credit = p->unit_bits;
 	pipeline_input(p, buf, (size_t)n);
+	if (p->unit_bits != credit)
+		registry_credit_moved(inst, credit);
 	if (p->count.blocks_passed > passed)
 		inst->backoff_ms = 0;
 	if (pipeline_failing(p) && !engine.cfg->ignorefail) {
@@ -315,8 +319,8 @@ engine_open(struct entropyd_instance *inst)
 	registry_set_state(inst, pipeline_started(&inst->pipe) ? INSTANCE_RUNNING :
 	    INSTANCE_STARTING);
 	log_info("%s: reading %s (%s, %g bits per %s credited)", inst->name, inst->device,
-	    inst->slot->fd >= 0 ? "polled" : "reader thread", inst->module->entropy_bits,
-	    src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
+	    inst->slot->fd >= 0 ? "polled" : "reader thread", inst->pipe.unit_bits,
+	    registry_unit_name(inst));
 	engine.warned_none = false;
 	engine_notify_status();
 	engine_demand(inst);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -255,24 +256,43 @@ host_set_cookie_release(struct entropyd_module *m, void (*release)(void *))
 	m->cookie_release = release;
 }
 
-/* Lower one instance's estimate: a fresh pipeline, the counters kept. */
+/* Lower one instance's claim (and credit): the pipeline's lowering path, counters kept. */
 static double
 host_limit_entropy(struct entropyd_instance *inst, double bits)
 {
-	struct entropyd_module *m = inst->module;
-	struct pipeline_counters count;
+	double before = inst->pipe.claim_bits, now = pipeline_limit(&inst->pipe, bits);
 
-	if (!(bits >= 0) || bits >= inst->pipe.unit_bits)
-		return inst->pipe.unit_bits;
-	count = inst->pipe.count;
-	pipeline_free(&inst->pipe);
-	pipeline_init(&inst->pipe, m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES,
-	    m->src->sample_bits, bits);
-	pipeline_cap_credit(&inst->pipe, registry_credit_cap);
-	inst->pipe.count = count;
-	log_info("%s: estimate lowered to %g bits per %s by its module", inst->name, bits,
-	    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
-	return bits;
+	if (now < before)
+		log_info("%s: estimate lowered to %g bits per %s by its module", inst->name, now,
+		    registry_unit_name(inst));
+	return now;
+}
+
+/* The unit credited per: a raw sample or a byte. */
+const char *
+registry_unit_name(const struct entropyd_instance *inst)
+{
+	return inst->pipe.raw ? "sample" : "byte";
+}
+
+void
+registry_credit_moved(struct entropyd_instance *inst, double before)
+{
+	const struct estimate_result *r = pipeline_estimate_result(&inst->pipe);
+	const char *unit = registry_unit_name(inst);
+	char why[256];
+
+	if (r == NULL)
+		return;
+	if (r->markov >= 0)
+		snprintf(why, sizeof why, "%.3g bits per %s (MCV %.3g, Markov %.3g, Lag %.3g) "
+		    "over the last %" PRIu64 " samples", r->min, unit, r->mcv, r->markov, r->lag,
+		    r->samples);
+	else
+		snprintf(why, sizeof why, "%.3g bits per %s (MCV) over the last %" PRIu64 " bytes",
+		    r->min, unit, r->samples);
+	log_warnx("%s: credit lowered from %g to %g bits per %s: the online estimate is %s",
+	    inst->name, before, inst->pipe.unit_bits, unit, why);
 }
 
 void
@@ -541,8 +561,10 @@ registry_print_list(FILE *f)
 		fprintf(f, "usable:");
 		TAILQ_FOREACH(inst, &m->instances, entry)
 			fprintf(f, " %s (%s)", inst->name, inst->device);
-		fprintf(f, ", %g bits per %s credited\n", m->entropy_bits,
-		    m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte");
+		/* An instance's module may have lowered it below the module's figure. */
+		inst = TAILQ_FIRST(&m->instances);
+		fprintf(f, ", %g bits per %s credited\n", inst->pipe.claim_bits,
+		    registry_unit_name(inst));
 	}
 }
 

@@ -128,6 +128,13 @@ bool registry_has_error(struct entropyd_instance *);
 void registry_clear_error(struct entropyd_instance *);
 const char *registry_state_name(enum instance_state);
 void registry_set_state(struct entropyd_instance *, enum instance_state);
+/* "sample" or "byte": what an instance's credit is counted per. */
+const char *registry_unit_name(const struct entropyd_instance *);
+/*
+ * The online estimate lowered an instance's credit (in pipeline_input) from
+ * before: log it as a warning, with the figures that did it.
+ */
+void registry_credit_moved(struct entropyd_instance *, double before);
 /* Forget an instance that is closed (after remove_instance). */
 void registry_free_instance(struct entropyd_instance *);
 void registry_free(void);

@@ -308,6 +308,52 @@ report_clone_check(json_t *checks, const struct report_clock *c)
 	return st;
 }
 
+/*
+ * The check of an instance's online entropy estimate, once it has one:
+ * warn while the credit is below the claim because of it. True when it warns.
+ */
+static bool
+report_estimate_check(json_t *checks, struct entropyd_instance *inst,
+    const struct report_clock *c)
+{
+	const struct estimate_result *r = pipeline_estimate_result(&inst->pipe);
+	const struct pipeline *p = &inst->pipe;
+	bool lowered;
+	char *output, unit[16];
+
+	if (r == NULL)
+		return false;
+	lowered = p->unit_bits < p->claim_bits;
+	snprintf(unit, sizeof unit, "bits/%s", registry_unit_name(inst));
+	xasprintf(&output, "credit lowered to %g of the %g bits per %s claimed: the online "
+	    "estimate is %.3g bits per %s", p->unit_bits, p->claim_bits, registry_unit_name(inst),
+	    r->min, registry_unit_name(inst));
+	report_add_check(checks, inst->name, "entropyEstimate", report_check(inst->name,
+	    "entropy-source", json_real(r->min), unit, lowered ? REPORT_WARN : REPORT_PASS,
+	    report_time(c, c->now_ns), output));
+	free(output);
+	return lowered;
+}
+
+/* The online estimate of an instance as JSON, or null before its first figures. */
+static json_t *
+report_estimate_json(const struct entropyd_instance *inst)
+{
+	const struct estimate_result *r = pipeline_estimate_result(&inst->pipe);
+	json_t *o;
+
+	if (r == NULL)
+		return json_null();
+	o = json_pack("{s:f, s:f, s:I, s:I}", "bits", r->min, "mcv", r->mcv,
+	    "window_samples", (json_int_t)r->samples,
+	    "window_capacity", (json_int_t)inst->pipe.est->window);
+	if (r->markov >= 0)
+		json_object_set_new(o, "markov", json_real(r->markov));
+	if (r->lag >= 0)
+		json_object_set_new(o, "lag", json_real(r->lag));
+	return o;
+}
+
 json_t *
 report_health(const struct sink *s, const struct report_clock *c, enum report_status *status)
 {
@@ -316,7 +362,7 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	json_t *doc, *checks = json_object();
 	unsigned healthy = 0, total = 0;
 	const char *why = NULL;
-	bool sink_failed = s->status == SINK_FAILED;
+	bool sink_failed = s->status == SINK_FAILED, lowered = false;
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		const struct pipeline_counters *n = &inst->pipe.count;
@@ -337,6 +383,10 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 		    inst->state == INSTANCE_SUSPENDED ? REPORT_FAIL : REPORT_PASS,
 		    report_time(c, c->now_ns), report_instance_output(inst, output,
 		    sizeof output)));
+		if (report_estimate_check(checks, inst, c) && overall == REPORT_PASS) {
+			overall = REPORT_WARN;
+			lowered = true;
+		}
 	}
 	report_add_check(checks, "sink", "bitsCredited", report_check(s->path ? s->path : "",
 	    sink_kind_name(s->kind), report_count(s->bits_credited), "bits",
@@ -359,6 +409,9 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	    "checks", checks, "sink", report_sink_json(s));
 	if (why != NULL)
 		json_object_set_new(doc, "output", json_string(why));
+	else if (overall == REPORT_WARN && lowered)
+		json_object_set_new(doc, "output", json_string("some sources are credited less "
+		    "than they claim: their online entropy estimate supports no more"));
 	else if (overall == REPORT_WARN)
 		json_object_set_new(doc, "output", json_string("some sources are not running"));
 	*status = overall;
@@ -384,10 +437,12 @@ report_instance_json(struct entropyd_instance *inst, const struct report_clock *
 	    "state_since", report_time(c, inst->state_since_ns),
 	    "state_seconds", inst->state_since_ns <= c->now_ns ?
 	    (double)(c->now_ns - inst->state_since_ns) / 1e9 : 0.0);
-	json_object_set_new(o, "estimate", json_pack("{s:f, s:s, s:b}",
-	    "bits", inst->pipe.unit_bits,
-	    "per", src->flags & ENTROPYD_SOURCE_RAW_SAMPLES ? "sample" : "byte",
-	    "credited", pipeline_credited(&inst->pipe)));
+	json_object_set_new(o, "estimate", json_pack("{s:f, s:f, s:s, s:b, s:o, s:o}",
+	    "bits", inst->pipe.unit_bits, "claimed_bits", inst->pipe.claim_bits,
+	    "per", registry_unit_name(inst),
+	    "credited", pipeline_credited(&inst->pipe),
+	    "online", report_estimate_json(inst),
+	    "lowered", report_count(n->credit_lowered)));
 	json_object_set_new(o, "driven_by", json_string(
 	    inst->driven_by == INSTANCE_DRIVE_THREAD ? "reader-thread" :
 	    inst->driven_by == INSTANCE_DRIVE_POLL ? "poll" : "none"));
@@ -536,6 +591,61 @@ report_clone_metrics(struct evbuffer *buf)
 		    (double)v->last_refill_ns / 1e9);
 }
 
+/* A per-source gauge of bits, in bytes: entropyd_NAME{source="..."[,estimator="..."]} V/8. */
+static void
+report_gauge_line(struct evbuffer *buf, const char *name, const char *source,
+    const char *estimator, double bits)
+{
+	evbuffer_add_printf(buf, "entropyd_%s{source=\"", name);
+	report_label(buf, source);
+	if (estimator != NULL)
+		evbuffer_add_printf(buf, "\",estimator=\"%s", estimator);
+	evbuffer_add_printf(buf, "\"} %.6g\n", bits / 8);
+}
+
+/*
+ * What each source is credited and claims, and what its online estimate
+ * measures: per raw sample or per byte, in bytes (bits / 8) as Prometheus
+ * wants base units.
+ */
+static void
+report_credit_metrics(struct evbuffer *buf)
+{
+	struct entropyd_instance *inst;
+	const struct estimate_result *r;
+
+	report_family(buf, "source_credited_entropy_bytes", "gauge",
+	    "Entropy credited per raw sample (raw-sample sources) or per byte now, in bytes "
+	    "(bits / 8).");
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		report_gauge_line(buf, "source_credited_entropy_bytes", inst->name, NULL,
+		    inst->pipe.unit_bits);
+	report_family(buf, "source_claimed_entropy_bytes", "gauge",
+	    "The source's claim per raw sample or per byte, the most it may be credited, in "
+	    "bytes (bits / 8).");
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		report_gauge_line(buf, "source_claimed_entropy_bytes", inst->name, NULL,
+		    inst->pipe.claim_bits);
+	report_family(buf, "source_entropy_estimate_bytes", "gauge",
+	    "Online SP 800-90B min-entropy estimate per raw sample or per byte, in bytes "
+	    "(bits / 8), by estimator (min: the lowest).");
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		if ((r = pipeline_estimate_result(&inst->pipe)) == NULL)
+			continue;
+		report_gauge_line(buf, "source_entropy_estimate_bytes", inst->name, "min", r->min);
+		report_gauge_line(buf, "source_entropy_estimate_bytes", inst->name, "mcv", r->mcv);
+		if (r->markov >= 0)
+			report_gauge_line(buf, "source_entropy_estimate_bytes", inst->name,
+			    "markov", r->markov);
+		if (r->lag >= 0)
+			report_gauge_line(buf, "source_entropy_estimate_bytes", inst->name,
+			    "lag", r->lag);
+	}
+	report_counter(buf, "credit_lowered_total",
+	    "Times the online estimate lowered the source's credit.",
+	    offsetof(struct pipeline_counters, credit_lowered), 1);
+}
+
 void
 report_metrics(struct evbuffer *buf, const struct sink *s)
 {
@@ -565,6 +675,7 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 			report_sample_line(buf, "test_failures_total", inst->name, "test",
 			    pipeline_test_key((enum pipeline_test)t),
 			    inst->pipe.count.test_failures[t], 1);
+	report_credit_metrics(buf);
 	report_family(buf, "source_state", "gauge",
 	    "Source state: 1 for the current state, 0 for the others.");
 	TAILQ_FOREACH(inst, &registry_instances, all)

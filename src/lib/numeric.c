@@ -89,3 +89,32 @@ numeric_acos(double x)
 	}
 	return lo + hi;
 }
+
+double
+numeric_log2(double x)
+{
+	double m, z, z2, term, sum;
+	int e, i;
+
+	if (x != x || x < 0.0)
+		return 0.0 / 0.0;
+	if (x == 0.0)
+		return -1.0 / 0.0;
+	if (x > DBL_MAX)
+		return x;
+	/* x = m 2^e with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh((m - 1) / (m + 1)). */
+	m = frexp(x, &e);
+	if (m < 0.70710678118654752440) {
+		m *= 2.0;
+		e--;
+	}
+	z = (m - 1.0) / (m + 1.0);
+	z2 = z * z;
+	term = z;
+	sum = z;
+	for (i = 3; i < 80 && term != 0.0; i += 2) {
+		term *= z2;
+		sum += term / i;
+	}
+	return (double)e + 2.0 * sum / NUMERIC_LN2;
+}

@@ -4,7 +4,8 @@
  * audio signal's figures), computed here so the daemon does not map libm
  * for them: that is a few hundred kilobytes of resident memory for six
  * calls made at start-up. Accurate to a few units in the last place over
- * the ranges used; the unit tests compare them with libm.
+ * the ranges used; the unit tests compare them with libm. The entropy
+ * estimates (src/lib/estimate.c) take their logarithms from here too.
  */
 #ifndef ENTROPYD_NUMERIC_H
 #define ENTROPYD_NUMERIC_H
@@ -15,5 +16,7 @@ double numeric_exp2(double x);
 double numeric_sqrt(double x);
 /* The arc cosine of x in [-1, 1], in radians from 0 to pi. */
 double numeric_acos(double x);
+/* The base-2 logarithm of x > 0 (-inf at 0, NaN below). */
+double numeric_log2(double x);
 
 #endif

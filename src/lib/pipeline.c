@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipeline.h"
+#include "xmalloc.h"
 
 static void pipeline_fips_input(struct pipeline *, const uint8_t *, size_t, unsigned);
 static void pipeline_fips_block(struct pipeline *);
 static void pipeline_failed(struct pipeline *, enum pipeline_test);
 static void pipeline_to_reserve(void *, const uint8_t *, size_t, unsigned);
 static void pipeline_to_fips(void *, const uint8_t *, size_t, unsigned);
+static void pipeline_measure(struct pipeline *, const uint8_t *, size_t);
 
 void
 pipeline_init(struct pipeline *p, bool raw, unsigned sample_bits, double unit_bits)
@@ -17,19 +20,127 @@ pipeline_init(struct pipeline *p, bool raw, unsigned sample_bits, double unit_bi
 	p->unit_bits = unit_bits;
 	p->sample_bytes = raw && sample_bits > 8 ? 2 : 1;
 	p->sample_mask = raw && sample_bits < 32 ? (1u << sample_bits) - 1 : 0xff;
+	p->claim_bits = unit_bits;
 	p->credit_cap = 8;
 	if (raw)
 		sp80090b_init(&p->health, unit_bits > 0 ? unit_bits : 1, sample_bits);
 	condition_init(&p->cond, unit_bits, p->sample_bytes);
 	reserve_init(&p->reserve);
+	pipeline_estimating(p, true);
 }
 
 void
 pipeline_free(struct pipeline *p)
 {
+	pipeline_estimating(p, false);
 	condition_free(&p->cond);
 	reserve_free(&p->reserve);
 	explicit_bzero(p->block, sizeof p->block);
+}
+
+void
+pipeline_estimating(struct pipeline *p, bool on)
+{
+	if (on && p->est == NULL) {
+		p->est = xmalloc(sizeof *p->est);
+		/*
+		 * Raw samples of their width, with every figure, over a sliding
+		 * window, judged from SP 800-90B's start-up count on (before any is
+		 * used). Bytes: the MCV over consecutive blocks, judged at each
+		 * block's end (fewer bytes would make perfect ones look poor).
+		 */
+		if (p->raw)
+			estimate_init(p->est, p->health.sample_bits, ESTIMATE_RAW_WINDOW, true,
+			    false);
+		else
+			estimate_init_blocks(p->est, 8, ESTIMATE_BYTE_WINDOW);
+	} else if (!on && p->est != NULL) {
+		estimate_free(p->est);
+		free(p->est);
+		p->est = NULL;
+	}
+}
+
+const struct estimate_result *
+pipeline_estimate_result(const struct pipeline *p)
+{
+	return p->est != NULL && p->est->have_last ? &p->est->last : NULL;
+}
+
+void
+pipeline_recredit(struct pipeline *p, double unit_bits)
+{
+	bool rose = unit_bits > p->unit_bits;
+
+	p->unit_bits = unit_bits;
+	condition_free(&p->cond);
+	condition_init(&p->cond, unit_bits, p->sample_bytes);
+	if (!rose)
+		reserve_clear(&p->reserve);
+	if (p->raw)
+		sp80090b_init(&p->health, unit_bits > 0 ? unit_bits : 1, p->health.sample_bits);
+	/* The block being gathered carries the old credit: start the FIPS tests afresh. */
+	p->bootstrap_len = 0;
+	p->block_len = 0;
+	p->block_credit = 0;
+	p->warm = false;
+	explicit_bzero(p->block, sizeof p->block);
+}
+
+double
+pipeline_limit(struct pipeline *p, double bits)
+{
+	if (!(bits >= 0) || bits >= p->claim_bits)
+		return p->claim_bits;
+	p->claim_bits = bits;
+	if (p->unit_bits > bits)
+		pipeline_recredit(p, bits);
+	return bits;
+}
+
+/*
+ * The window has new figures: lower the credit when they support less
+ * (estimate_next_credit; it is never raised again).
+ */
+static void
+pipeline_follow_estimate(struct pipeline *p)
+{
+	double target = estimate_credit_target(p->claim_bits, p->est->last.min, p->raw);
+	double next = estimate_next_credit(p->unit_bits, target);
+
+	if (next == p->unit_bits)
+		return;
+	p->count.credit_lowered++;
+	pipeline_recredit(p, next);
+}
+
+/*
+ * Measure what a read delivered, before any of it is tested: each raw
+ * sample (a two-byte sample split across reads is measured when its second
+ * byte comes), or each byte; then follow the estimate when it has new
+ * figures.
+ */
+static void
+pipeline_measure(struct pipeline *p, const uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	if (p->sample_bytes == 2) {
+		if (p->have_carry && len > 0) {
+			estimate_sample(p->est, (p->sample_carry | (uint32_t)buf[0] << 8) &
+			    p->sample_mask);
+			i = 1;
+		}
+		for (; i + 1 < len; i += 2)
+			estimate_sample(p->est, (buf[i] | (uint32_t)buf[i + 1] << 8) &
+			    p->sample_mask);
+	} else if (p->raw) {
+		for (; i < len; i++)
+			estimate_sample(p->est, buf[i] & p->sample_mask);
+	} else
+		estimate_bytes(p->est, buf, len);
+	if (estimate_refresh(p->est))
+		pipeline_follow_estimate(p);
 }
 
 /* Start the tests afresh: new bootstrap word, empty block, start-up again. */
@@ -232,6 +343,8 @@ void
 pipeline_input(struct pipeline *p, const uint8_t *buf, size_t len)
 {
 	p->count.bytes_read += len;
+	if (p->est != NULL)
+		pipeline_measure(p, buf, len);
 	if (p->raw)
 		pipeline_raw_input(p, buf, len);
 	else

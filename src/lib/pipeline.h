@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "condition.h"
+#include "estimate.h"
 #include "fips.h"
 #include "reserve.h"
 #include "sp80090b.h"
@@ -23,6 +24,14 @@
  * for a credited source, unit_bits > 0; nothing otherwise), capped per byte
  * by the operator (-e), and the reserve carries it to the sink with the
  * bytes: no sink computes a credit of its own.
+ *
+ * Everything a source delivers is also measured (src/lib/estimate.c):
+ * raw samples by the MCV and Markov estimates over a window of
+ * ESTIMATE_RAW_WINDOW samples, bytes by the MCV over ESTIMATE_BYTE_WINDOW.
+ * Before the bytes of a read are tested, the credit per unit is lowered
+ * when the window's estimate supports less (estimate_credit_target); it is
+ * never raised again. Lowering discards what was conditioned at the old
+ * figure, as pipeline_recredit does.
  */
 
 /* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks. */
@@ -55,14 +64,17 @@ struct pipeline_counters {
 	uint64_t bytes_conditioned; /* put in the reserve */
 	uint64_t bytes_taken;     /* taken by a sink */
 	uint64_t bits_credited;   /* credited by the kernel sink */
+	uint64_t credit_lowered;  /* times the estimate lowered the credit */
 };
 
 struct pipeline {
 	bool raw;                 /* raw samples: RCT/APT first */
 	size_t sample_bytes;      /* 1 or 2 */
 	unsigned sample_mask;
-	double unit_bits;         /* assessed bits per byte or per sample */
+	double unit_bits;         /* credited bits per byte or per sample, now */
+	double claim_bits;        /* the most unit_bits may be: the source's claim */
 	unsigned credit_cap;      /* at most this many bits credited per output byte (-e) */
+	struct estimate *est;     /* the online estimate, or NULL when off */
 	struct sp80090b health;
 	uint8_t sample_carry;     /* low byte of a 2-byte sample split across reads */
 	bool have_carry;
@@ -103,6 +115,22 @@ size_t pipeline_held(const struct pipeline *);
  * bytes. Returns the bytes discarded.
  */
 size_t pipeline_forget(struct pipeline *);
+/*
+ * Credit unit_bits per unit from now on: what was absorbed or conditioned at
+ * the old figure and not taken is discarded (the reserve too, unless the
+ * figure rose), and the health tests start afresh with the new figure;
+ * counters and estimates stay.
+ */
+void pipeline_recredit(struct pipeline *, double unit_bits);
+/*
+ * Lower the claim (the ceiling of the credit) to bits, and the credit with
+ * it; never raises it. Returns the claim in force.
+ */
+double pipeline_limit(struct pipeline *, double bits);
+/* Measure the input online (the default) or not. */
+void pipeline_estimating(struct pipeline *, bool on);
+/* The latest figures of the online estimate, or NULL before the first. */
+const struct estimate_result *pipeline_estimate_result(const struct pipeline *);
 /* At most bits_per_byte (1..8) credited per output byte; 8 unless set. */
 void pipeline_cap_credit(struct pipeline *, unsigned bits_per_byte);
 /* Push bytes read from the source through the tests into the reserve. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "estimate.h"
 #include "fips.h"
 #include "log.h"
 #include "sp80090b.h"
@@ -35,6 +36,7 @@ struct entropytest_speed {
 static struct {
 	uint64_t blockcount, blockstats, timedstats_s;
 	bool pipe;
+	bool estimate;            /* --estimate: SP 800-90B 6.3 estimates, no FIPS */
 	unsigned sample_bits;
 	double min_entropy;
 } opt;
@@ -55,6 +57,7 @@ static void entropytest_usage(FILE *, int) __attribute__((noreturn));
 static const struct option entropytest_longopts[] = {
 	{ "blockcount", required_argument, NULL, 'c' },
 	{ "blockstats", required_argument, NULL, 'b' },
+	{ "estimate", no_argument, NULL, 'e' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "min-entropy", required_argument, NULL, 'H' },
 	{ "pipe", no_argument, NULL, 'p' },
@@ -70,10 +73,13 @@ entropytest_usage(FILE *f, int code)
 {
 	fprintf(f,
 	    "usage: entropytest [-hpV] [-b n] [-c n] [-H bits] [-t n] [-w bits] [file]\n"
-	    "Check random data with the FIPS 140-2 tests, as rngtest does.\n"
+	    "       entropytest -e -w bits [file]\n"
+	    "Check random data with the FIPS 140-2 tests, as rngtest does; or, with -e,\n"
+	    "estimate the min-entropy of raw samples as NIST's ea_non_iid does.\n"
 	    "\n"
 	    "  -b, --blockstats=n     print statistics every n blocks\n"
 	    "  -c, --blockcount=n     stop after n blocks (0: no limit)\n"
+	    "  -e, --estimate         SP 800-90B 6.3 estimates of the samples (with -w)\n"
 	    "  -H, --min-entropy=H    SP 800-90B tests at H bits per sample\n"
 	    "  -p, --pipe             copy passing blocks to standard output\n"
 	    "  -t, --timedstats=n     print statistics every n seconds\n"
@@ -255,19 +261,24 @@ entropytest_signal(int sig)
 static void
 entropytest_options(int argc, char **argv)
 {
-	bool have_h = false;
+	bool have_h = false, have_fips_flag = false;
 	char *end;
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:c:H:hpt:Vw:",
+	while ((ch = getopt_long(argc, argv, ":b:c:eH:hpt:Vw:",
 	    entropytest_longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			opt.blockstats = entropytest_count(ch, optarg);
+			have_fips_flag = true;
 			break;
 		case 'c':
 			opt.blockcount = entropytest_count(ch, optarg);
+			have_fips_flag = true;
+			break;
+		case 'e':
+			opt.estimate = true;
 			break;
 		case 'H':
 			errno = 0;
@@ -282,9 +293,11 @@ entropytest_options(int argc, char **argv)
 			entropytest_usage(stdout, EX_OK);
 		case 'p':
 			opt.pipe = true;
+			have_fips_flag = true;
 			break;
 		case 't':
 			opt.timedstats_s = entropytest_count(ch, optarg);
+			have_fips_flag = true;
 			break;
 		case 'V':
 			printf("entropytest %s\n", PACKAGE_VERSION);
@@ -304,7 +317,11 @@ entropytest_options(int argc, char **argv)
 			fatalc(EX_USAGE, "unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (have_h != (opt.sample_bits != 0))
+	if (opt.estimate && (have_h || have_fips_flag))
+		fatalc(EX_USAGE, "-e takes only -w: it runs no FIPS or health tests");
+	if (opt.estimate && opt.sample_bits == 0)
+		fatalc(EX_USAGE, "-e needs the sample width: -w bits");
+	if (!opt.estimate && have_h != (opt.sample_bits != 0))
 		fatalc(EX_USAGE, "-w and -H go together");
 	if (have_h && opt.min_entropy > opt.sample_bits)
 		fatalc(EX_USAGE, "-H: %g bits is more than a %u-bit sample holds",
@@ -462,6 +479,64 @@ entropytest_loop(struct fips_ctx *ctx)
 	}
 }
 
+/* One figure in ea_non_iid's words: "NAME = H / WIDTH bit(s)". */
+static void
+entropytest_figure(const char *name, double h, unsigned width)
+{
+	printf("%s = %f / %u bit(s)\n", name, h, width);
+}
+
+/*
+ * -e: every input byte is one sample of -w bits (the --capture format, and
+ * ea_non_iid's): the SP 800-90B 6.3 estimates the daemon runs online, over
+ * the whole input, printed as ea_non_iid -v prints them.
+ */
+static int
+entropytest_estimates(void)
+{
+	static uint8_t buf[65536];
+	struct estimate_result r;
+	struct estimate e;
+	unsigned b = opt.sample_bits;
+	uint64_t offset = 0;
+	ssize_t n, i;
+
+	estimate_init(&e, b, 0, true, true);
+	while ((n = entropytest_read(buf, sizeof buf)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] >> b != 0)
+				fatalc(EX_DATAERR, "sample %llu (0x%02x) does not fit in %u bits "
+				    "(-w)", (unsigned long long)(offset + (uint64_t)i), buf[i], b);
+			estimate_sample(&e, buf[i]);
+		}
+		offset += (uint64_t)n;
+	}
+	if (entropytest_stop)
+		return EXIT_FAILURE;
+	if (!estimate_compute(&e, &r))
+		fatalc(EX_DATAERR, "%llu samples: at least %d are needed (NIST's tool wants "
+		    "1000000)", (unsigned long long)e.total, ESTIMATE_MIN_SAMPLES);
+	printf("%llu samples of %u bits\n", (unsigned long long)r.samples, b);
+	printf("Most Common Value: mode = %llu, p-hat = %.17g\n",
+	    (unsigned long long)r.mode, (double)r.mode / (double)r.samples);
+	entropytest_figure("Most Common Value Estimate", r.mcv, b);
+	if (b > 1) {
+		entropytest_figure("Most Common Value Estimate (bit string)", r.mcv_bits, 1);
+		entropytest_figure("Collision Test Estimate (bit string)", r.collision_bits, 1);
+		entropytest_figure("Markov Test Estimate (bit string)", r.markov_bits, 1);
+	} else {
+		entropytest_figure("Collision Test Estimate", r.collision_bits, 1);
+		entropytest_figure("Markov Test Estimate", r.markov_bits, 1);
+	}
+	printf("Lag Prediction: C = %llu, r = %llu\n", (unsigned long long)r.lag_hits,
+	    (unsigned long long)r.lag_run + 1);
+	entropytest_figure("Lag Prediction Test Estimate", r.lag, b);
+	printf("min over these: %f bits per sample (ea_non_iid's result is at most this: "
+	    "it runs six more estimators)\n", r.min);
+	estimate_free(&e);
+	return EXIT_SUCCESS;
+}
+
 /* Bootstrap, test blocks, report; exit 1 unless every block passed. */
 int
 main(int argc, char **argv)
@@ -475,6 +550,8 @@ main(int argc, char **argv)
 	log_init("entropytest", LOG_TO_STDERR, 0);
 	entropytest_options(argc, argv);
 	stats.start_ns = clock_now_ns();
+	if (opt.estimate)
+		return entropytest_estimates();
 	if (opt.sample_bits)
 		sp80090b_init(&entropytest_health, opt.min_entropy,
 		    opt.sample_bits);

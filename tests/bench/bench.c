@@ -11,6 +11,13 @@
  *                       reads of PIPELINE_READ_MAX bytes, for SECONDS or to
  *                       the source's end; OPTIONs are the daemon's (-O ...):
  *                       "source BYTES SECONDS"
+ *   estimate NAME SECONDS RUNS
+ *                       a raw-sample source read as the daemon reads it
+ *                       (reads of PIPELINE_RAW_READ) and put through a
+ *                       pipeline with the online entropy estimates on, then
+ *                       off, for SECONDS of CPU time each, interleaved; one
+ *                       line per run:
+ *                       "estimate ON_BYTES ON_SECONDS OFF_BYTES OFF_SECONDS"
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -208,6 +215,86 @@ bench_source(int argc, char **argv)
 	return bytes > 0 ? EX_OK : EX_SOFTWARE;
 }
 
+/* CPU time this process used, in seconds. */
+static double
+bench_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Read a source into a pipeline for seconds of CPU time: the bytes read and
+ * the CPU time taken (CPU time, so other work on the machine does not
+ * count against either side).
+ */
+static uint64_t
+bench_through_pipeline(struct entropyd_module *m, void *state, struct pipeline *p,
+    double secs, double *took)
+{
+	static uint8_t buf[PIPELINE_RAW_READ];
+	double t0 = bench_cpu();
+	uint64_t bytes = 0;
+	ssize_t n;
+
+	do {
+		n = m->src->read(state, buf, sizeof buf);
+		if (n > 0) {
+			pipeline_input(p, buf, (size_t)n);
+			bytes += (uint64_t)n;
+		}
+		*took = bench_cpu() - t0;
+	} while (*took < secs && (n > 0 || n == ENTROPYD_READ_AGAIN));
+	return bytes;
+}
+
+/* A raw source through the pipeline with the online estimates on and off, interleaved. */
+static int
+bench_estimate(int argc, char **argv)
+{
+	char *args[] = { "entropyd-bench", "-x", "all", "-n", argv[0] }, err[256];
+	struct entropyd_module *m;
+	struct entropyd_instance *inst;
+	struct pipeline on, off;
+	struct config cfg;
+	double secs = atof(argv[1]), ton, toff;
+	uint64_t bon, boff;
+	void *state;
+	int runs = atoi(argv[2]), r;
+
+	log_init("entropyd-bench", LOG_TO_STDERR, -1);
+	condition_global_init();
+	registry_add_builtins();
+	if (options_parse(&cfg, 5, args, err, sizeof err) != 0 ||
+	    registry_configure(&cfg, NULL, err, sizeof err) != 0) {
+		fprintf(stderr, "entropyd-bench: %s\n", err);
+		return EX_USAGE;
+	}
+	if ((m = registry_find(argv[0])) == NULL ||
+	    !(m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES) || registry_probe(m) <= 0 ||
+	    (inst = TAILQ_FIRST(&m->instances)) == NULL || m->src->open(inst, &state) == -1) {
+		fprintf(stderr, "entropyd-bench: %s is not a usable raw-sample source\n", argv[0]);
+		return EX_UNAVAILABLE;
+	}
+	pipeline_init(&on, true, m->src->sample_bits, m->src->entropy_bits);
+	pipeline_init(&off, true, m->src->sample_bits, m->src->entropy_bits);
+	pipeline_estimating(&off, false);
+	for (r = 0; r < runs; r++) {
+		bon = bench_through_pipeline(m, state, &on, secs, &ton);
+		boff = bench_through_pipeline(m, state, &off, secs, &toff);
+		printf("estimate %llu %.6f %llu %.6f\n", (unsigned long long)bon, ton,
+		    (unsigned long long)boff, toff);
+	}
+	m->src->close(state);
+	pipeline_free(&on);
+	pipeline_free(&off);
+	registry_free();
+	options_free(&cfg);
+	return EX_OK;
+}
+
 /* Run one subcommand. */
 int
 main(int argc, char **argv)
@@ -218,7 +305,10 @@ main(int argc, char **argv)
 		return bench_rdrand(atof(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "source") == 0 && atof(argv[3]) > 0)
 		return bench_source(argc - 2, argv + 2);
+	if (argc == 5 && strcmp(argv[1], "estimate") == 0 && atof(argv[3]) > 0 &&
+	    atoi(argv[4]) >= 1)
+		return bench_estimate(argc - 2, argv + 2);
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | rdrand SECONDS | "
-	    "source NAME SECONDS [OPTION...]\n");
+	    "source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS\n");
 	return EX_USAGE;
 }

@@ -188,6 +188,23 @@ else
 	pipeline_case file - 5 -- -O "file:path:$work/data" -O file:entropy:8
 fi
 
+# --- Online entropy estimates: their cost on the jitter source -------------
+# The jitter source read as the daemon reads it, through a pipeline with the
+# estimates on and then off, in one process, BENCH_EST_SECONDS (default 2)
+# of CPU time each, interleaved over the runs; the rates are per CPU second
+# (other work on the machine counts against neither side), and the ratio is
+# the rate with them on over the rate without.
+est_secs=${BENCH_EST_SECONDS:-2}
+if "$bench" estimate jitter "$est_secs" "$runs" >"$work/est" 2>"$work/est.err"; then
+	awk '{ print ($5 > 0 && $4 > 0) ? ($2 / $3) / ($4 / $5) : 0 }' "$work/est" >"$work/est.ratio"
+	onmed=$(awk '{ print $2 / $3 }' "$work/est" | median)
+	offmed=$(awk '{ print $4 / $5 }' "$work/est" | median)
+	ratio_line estimate "jitter with estimates $(rate "$onmed") per CPU s" \
+	    "without $(rate "$offmed")" "$work/est.ratio" ">=" 0.9
+else
+	line estimate "skipped: $(tail -1 "$work/est.err")"
+fi
+
 # --- Start-up and idle: the daemon with its default sources, as root ---------
 if [ "$(id -u)" -ne 0 ]; then
 	line startup "skipped: crediting the kernel needs root"
