@@ -30,8 +30,8 @@ check "check file:state has componentId, componentType, observedValue, status, t
     test "$(json "$c[\"componentId\"], $c[\"componentType\"], $c[\"observedValue\"], $c[\"status\"], len($c[\"time\"])" <"$tmp/h.json")" = \
     "file entropy-source running pass 20"
 c='d["checks"]["file:failedBlocks"][0]'
-check "check file:failedBlocks has observedUnit blocks" \
-    test "$(json "$c[\"observedUnit\"]" <"$tmp/h.json")" = blocks
+check "check file:failedBlocks is the recent failure rate in %" \
+    test "$(json "$c[\"observedUnit\"], $c[\"observedValue\"]" <"$tmp/h.json")" = "% 0.0"
 check "/health reports the sink's state" \
     test "$(json 'd["sink"]["kind"], d["sink"]["state"], d["checks"]["sink:bitsCredited"][0]["status"]' <"$tmp/h.json")" = \
     "discard ok pass"

@@ -22,6 +22,7 @@ enum {
 	OPT_CAPTURE,
 	OPT_HEALTH_LISTEN,
 	OPT_USE_SLOW_SOURCES,
+	OPT_NO_REPEAT_TEST,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
 	/* rngd 6's spellings with an equivalent here. */
 	{ "use-slow-sources", no_argument, NULL, OPT_USE_SLOW_SOURCES },
 	{ "usage", no_argument, NULL, 'h' },
+	{ "no-repeat-test", no_argument, NULL, OPT_NO_REPEAT_TEST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -235,6 +237,13 @@ options_entropy_bits(const char *s, double *bits)
 	return 0;
 }
 
+/* Parse a stall timeout in whole seconds (0: never). */
+int
+options_stall_timeout(const char *s, unsigned *seconds)
+{
+	return parse_unsigned(s, 0, OPTIONS_STALL_TIMEOUT_MAX_S, seconds);
+}
+
 /* Split IPV4:PORT or [IPV6]:PORT. */
 int
 options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
@@ -271,6 +280,7 @@ parse_source_option(struct config *cfg, const char *flag, const char *arg, char 
 {
 	const char *colon1, *colon2, *value;
 	double bits;
+	unsigned seconds;
 
 	colon1 = strchr(arg, ':');
 	if (colon1 == NULL) {
@@ -300,6 +310,12 @@ parse_source_option(struct config *cfg, const char *flag, const char *arg, char 
 		return usage_error(err, errlen,
 		    "%s: '%s': entropy must be a number of bits from 0 to %d", flag, arg,
 		    OPTIONS_MAX_ENTROPY_BITS);
+	if ((size_t)(colon2 - colon1 - 1) == strlen(OPTIONS_STALL_TIMEOUT_KEY) &&
+	    strncmp(colon1 + 1, OPTIONS_STALL_TIMEOUT_KEY, strlen(OPTIONS_STALL_TIMEOUT_KEY)) == 0 &&
+	    options_stall_timeout(value, &seconds) != 0)
+		return usage_error(err, errlen,
+		    "%s: '%s': stall_timeout must be whole seconds from 0 (never) to %u", flag, arg,
+		    OPTIONS_STALL_TIMEOUT_MAX_S);
 	option_append(cfg, arg, (size_t)(colon1 - arg), colon1 + 1,
 	    (size_t)(colon2 - colon1 - 1), value);
 	return 0;
@@ -405,6 +421,9 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case OPT_USE_SLOW_SOURCES:
 		/* rngd 6 reads its slow sources only when the fast ones fail;
 		 * every enabled source here is read on demand already. */
+		break;
+	case OPT_NO_REPEAT_TEST:
+		cfg->no_repeat_test = true;
 		break;
 	case 'x':
 	case 'n':
@@ -610,7 +629,7 @@ options_usage(FILE *f)
 	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
-	    "                [--no-host-mix] [--no-reseed]\n"
+	    "                [--no-host-mix] [--no-reseed] [--no-repeat-test]\n"
 	    "                [--capture source:count:path]\n"
 	    "                [--health-listen addr:port]\n"
 	    "\n"
@@ -628,7 +647,10 @@ options_usage(FILE *f)
 	    "  -n, --include NAME           use source NAME even if off by default or\n"
 	    "                               excluded; repeatable\n"
 	    "  -O, --option SRC:KEY:VALUE   set a source option (VALUE may hold ':');\n"
-	    "                               -O SRC alone lists SRC's options and exits\n"
+	    "                               -O SRC alone lists SRC's options and exits;\n"
+	    "                               every source has SRC:entropy:BITS (lower only)\n"
+	    "                               and SRC:stall_timeout:SECONDS (default 10,\n"
+	    "                               0 never)\n"
 	    "  -o, --random-device PATH     where entropy goes (default: %s);\n"
 	    "                               a file, a FIFO, or - for stdout\n"
 	    "  -r, --rng-device PATH        hwrng device, same as -O hwrng:device:PATH\n"
@@ -654,6 +676,8 @@ options_usage(FILE *f)
 	    "      --no-host-mix            do not mix host-unique data (machine-id, DMI,\n"
 	    "                               MACs) into the pool uncredited at start\n"
 	    "      --no-reseed              no RNDRESEEDCRNG after each top-up\n"
+	    "      --no-repeat-test         leave out the repeated-output test (for\n"
+	    "                               measuring its cost; not for production)\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
 	    "                               byte, to PATH for SP 800-90B assessment\n"
 	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"
