@@ -11,7 +11,8 @@ BENCH_MB=1 BENCH_RUNS=1 BENCH_IDLE=1 BENCH_NO_INSTALL=1 TMPDIR=$tmp \
 rc=$?
 check "the bench script exits 0 (exit $rc)" test "$rc" -eq 0
 missing=""
-for f in fips fips-counts condition pipeline startup idle-wakeups idle-cpu idle-rss; do
+for f in fips fips-counts condition pipeline pipeline-norepeat repeat-cost repeat-cpu startup \
+    idle-wakeups idle-cpu idle-rss; do
 	grep -q "^$f " "$tmp/out" || missing="$missing $f"
 done
 check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missing"
