@@ -109,8 +109,8 @@ check_period(size_t period, size_t len)
 	run(&r, in, len);
 	cr_expect_eq(count_marked(period, len), len - period,
 	    "every byte of every repeat of a %zu-byte block is marked", period);
-	cr_expect_eq(count_marked(0, period - 47), 0,
-	    "the first copy is not (but for the 47 bytes a hit can reach back)");
+	cr_expect_eq(count_marked(0, period - 50), 0,
+	    "the first copy is not (but for the 50 bytes a hit can reach back)");
 	repeat_free(&r);
 	free(in);
 }
@@ -150,32 +150,32 @@ Test(repeat, a_64_byte_chunk_repeated_at_any_offset_is_marked)
 
 			cr_assert_eq(count_marked(s, s + 64), 64, "copy %zu at offset %zu: marked", i, s);
 			/*
-			 * Marks reach no further than a hit can: 47 bytes before, 55 after;
+			 * Marks reach no further than a hit can: 50 bytes before, 58 after;
 			 * 8 more for the chance (1 in 256 a byte) that the random bytes
 			 * next to two copies are equal, making the repeat longer.
 			 */
-			cr_assert_eq(count_marked(s + 64 + 55 + 8, i + 1 < sizeof at / sizeof at[0] ?
-			    at[i + 1] + k - 47 - 8 : 65536), 0, "nothing after copy %zu", i);
+			cr_assert_eq(count_marked(s + 64 + 58 + 8, i + 1 < sizeof at / sizeof at[0] ?
+			    at[i + 1] + k - 50 - 8 : 65536), 0, "nothing after copy %zu", i);
 		}
-		cr_assert_eq(count_marked(0, at[1] + k - 47 - 8), 0, "the first copy is not marked");
+		cr_assert_eq(count_marked(0, at[1] + k - 50 - 8), 0, "the first copy is not marked");
 		repeat_free(&r);
 	}
 	free(in);
 }
 
-Test(repeat, the_history_reaches_64_kib_back)
+Test(repeat, the_history_reaches_34_kib_back)
 {
 	struct repeat r;
 	uint8_t *in = malloc(200000);
 
 	random_bytes(in, 200000);
 	repeat_init_bytes(&r);
-	cr_assert_geq(repeat_reach(&r), 65000);
-	/* A 4 KiB block seen 60,000 bytes earlier is caught; one 70,000 bytes back is not. */
-	memcpy(in + 64000, in + 4000, 4096);
-	memcpy(in + 150000, in + 80000, 4096);
+	cr_assert_eq(repeat_reach(&r), 2047 * 17, "more than a 32 KiB read");
+	/* A 4 KiB block seen 30,000 bytes earlier is caught; one 40,000 bytes back is not. */
+	memcpy(in + 34000, in + 4000, 4096);
+	memcpy(in + 150000, in + 110000, 4096);
 	run(&r, in, 200000);
-	cr_expect_eq(count_marked(64000, 64000 + 4096), 4096, "within reach: marked");
+	cr_expect_eq(count_marked(34000, 34000 + 4096), 4096, "within reach: marked");
 	cr_expect_eq(count_marked(150000 - 100, 150000 + 4200), 0,
 	    "beyond the history (%zu bytes): not marked", repeat_reach(&r));
 	repeat_free(&r);
@@ -208,14 +208,14 @@ Test(repeat, lag_holds_back_the_lookahead)
 
 	random_bytes(buf, sizeof buf);
 	repeat_init_bytes(&r);
-	cr_expect_eq(repeat_min_caught(&r), 55, "8-byte windows, strides 16 and 3");
-	cr_expect_eq(repeat_lag(&r), 55);
+	cr_expect_eq(repeat_min_caught(&r), 58, "8-byte windows, strides 17 and 3");
+	cr_expect_eq(repeat_lag(&r), 58);
 	repeat_input(&r, buf, 10, release, NULL);
 	cr_expect_eq(out_len, 0);
-	cr_expect_eq(repeat_lag(&r), 45);
+	cr_expect_eq(repeat_lag(&r), 48);
 	repeat_input(&r, buf + 10, 3, release, NULL);
 	repeat_input(&r, buf + 13, 987, release, NULL);
-	cr_expect_eq(out_len, 1000 - 55, "all but the last 55 bytes are handed on");
+	cr_expect_eq(out_len, 1000 - 58, "all but the last 58 bytes are handed on");
 	cr_expect_arr_eq(out, buf, out_len);
 	cr_expect_eq(repeat_lag(&r), 0);
 	repeat_free(&r);
@@ -287,9 +287,9 @@ pipeline_period(size_t period)
 	pipeline_feed(&p, in, len);
 	pipeline_end_input(&p);
 	cr_expect_eq(p.count.blocks_tested, 40);
-	/* Blocks ending before the first repeat (less the 47 bytes a mark reaches back) pass. */
+	/* Blocks ending before the first repeat (less the 50 bytes a mark reaches back) pass. */
 	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT],
-	    period <= FIPS_BLOCK_BYTES ? 40 : 40 - (period - 47 - 4) / FIPS_BLOCK_BYTES,
+	    period <= FIPS_BLOCK_BYTES ? 40 : 40 - (period - 50 - 4) / FIPS_BLOCK_BYTES,
 	    "every block holding a repeated byte fails");
 	cr_expect_eq(p.count.bytes_conditioned, p.count.blocks_passed * FIPS_BLOCK_BYTES / 40 * 32,
 	    "only blocks before the first repeat are conditioned");

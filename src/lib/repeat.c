@@ -88,13 +88,12 @@ repeat_free(struct repeat *r)
 		explicit_bzero(r->hold, r->lookahead);
 	free(r->hold);
 	free(r->head);
-	free(r->tag);
-	free(r->back);
+	free(r->slots);
 	free(r->filter);
 	r->filter = NULL;
 	r->hold = NULL;
-	r->head = r->tag = NULL;
-	r->back = NULL;
+	r->head = NULL;
+	r->slots = NULL;
 }
 
 /* Allocate the tables on first use, so a source never read costs nothing. */
@@ -104,8 +103,7 @@ repeat_tables(struct repeat *r)
 	if (r->head != NULL)
 		return;
 	r->head = xcalloc(REPEAT_BUCKETS, sizeof *r->head);
-	r->tag = xcalloc(REPEAT_HISTORY, sizeof *r->tag);
-	r->back = xcalloc(REPEAT_HISTORY, sizeof *r->back);
+	r->slots = xcalloc(REPEAT_HISTORY, sizeof *r->slots);
 	r->filter = xcalloc(2 * REPEAT_FILTER_BITS / 64, sizeof *r->filter);
 	r->hold = xcalloc(1, r->lookahead);
 }
@@ -163,13 +161,13 @@ repeat_hash(const struct repeat *r, const uint8_t *w)
 static inline uint32_t
 repeat_bucket(uint64_t h)
 {
-	return (uint32_t)(h >> 52) & (REPEAT_BUCKETS - 1);
+	return (uint32_t)(h >> 53) & (REPEAT_BUCKETS - 1);
 }
 
 static inline uint32_t
 repeat_tag(uint64_t h)
 {
-	return (uint32_t)(h >> 20);
+	return (uint32_t)(h >> 21);
 }
 
 /* The filter bit of a hash: its top bits (a bucket's, and 4 more). */
@@ -186,7 +184,7 @@ repeat_lookup(const struct repeat *r, uint64_t h)
 	uint32_t bit = repeat_filter_bit(h), e, t, dist, slot;
 	const uint64_t *f = r->filter;
 
-	if (!(((f[bit / 64] | f[REPEAT_FILTER_BITS / 64 + bit / 64]) >> (bit % 64)) & 1))
+	if (!(((f[bit / 64 * 2] | f[bit / 64 * 2 + 1]) >> (bit % 64)) & 1))
 		return false; /* the usual case: nothing like it was remembered */
 	e = r->head[repeat_bucket(h)];
 	t = repeat_tag(h);
@@ -196,11 +194,11 @@ repeat_lookup(const struct repeat *r, uint64_t h)
 	dist = r->entries - (e - 1);
 	while (dist >= 1 && dist <= REPEAT_HISTORY) {
 		slot = (r->entries - dist) & (REPEAT_HISTORY - 1);
-		if (r->tag[slot] == t)
+		if (r->slots[slot].tag == t)
 			return true;
-		if (r->back[slot] == 0)
+		if (r->slots[slot].back == 0)
 			return false;
-		dist += r->back[slot];
+		dist += r->slots[slot].back;
 	}
 	return false;
 }
@@ -212,15 +210,17 @@ repeat_insert(struct repeat *r, uint64_t h)
 	uint32_t entries = r->entries, slot = entries & (REPEAT_HISTORY - 1);
 	uint32_t *head = &r->head[repeat_bucket(h)], prev = *head, bit = repeat_filter_bit(h);
 	uint32_t dist = entries - (prev - 1);
-	uint64_t *f = r->filter + (entries / REPEAT_HISTORY % 2) * (REPEAT_FILTER_BITS / 64);
+	uint64_t *f = r->filter + entries / REPEAT_HISTORY % 2;
+	size_t w;
 
 	/* A new stretch reuses the bitmap of the one before last: its windows are all gone. */
 	if (slot == 0)
-		memset(f, 0, REPEAT_FILTER_BITS / 8);
-	f[bit / 64] |= UINT64_C(1) << (bit % 64);
-	r->tag[slot] = repeat_tag(h);
+		for (w = 0; w < REPEAT_FILTER_BITS / 64; w++)
+			f[2 * w] = 0;
+	f[bit / 64 * 2] |= UINT64_C(1) << (bit % 64);
+	r->slots[slot].tag = repeat_tag(h);
 	/* No branch on the (random) distance: 0 for none, or out of the history. */
-	r->back[slot] = (uint16_t)(dist & -(uint32_t)(prev != 0 && dist < REPEAT_HISTORY));
+	r->slots[slot].back = dist & -(uint32_t)(prev != 0 && dist < REPEAT_HISTORY);
 	*head = entries + 1;
 	r->entries = entries + 1;
 }

@@ -23,15 +23,15 @@
  * Byte sources use 8-byte windows hashed by a keyed bijection (XOR with a
  * random per-source key, multiply by a random odd one), so two windows
  * hash alike only if they are equal; random windows are equal by chance
- * with probability 2^-64. A remembered window keeps 44 bits of its hash (a
- * 12-bit bucket and a 32-bit tag): a different window matches one with
+ * with probability 2^-64. A remembered window keeps 43 bits of its hash (an
+ * 11-bit bucket and a 32-bit tag): a different window matches one with
  * probability about 2^-32 per look-up, one good block in about 5 million
  * (FIPS 140-2 fails one in 1300). Raw samples carry little entropy each:
  * their windows hold at least REPEAT_WINDOW_BITS of assessed entropy,
  * hashed with NH over 64-bit words and the same keyed mixing.
  *
  * Most look-ups find nothing: a bitmap of the hashes remembered in the
- * last two stretches of REPEAT_HISTORY windows (1 bit in 16 set) answers
+ * last two stretches of REPEAT_HISTORY windows (1 bit in 32 set) answers
  * them from the first-level cache, and only its hits walk the bucket.
  *
  * Every byte of a repeated stretch lies within insert_stride *
@@ -44,13 +44,13 @@
  * the conditioner.
  */
 
-/* Windows remembered (a power of two): 64 KiB of output for byte sources. */
-#define REPEAT_HISTORY 4096u
+/* Windows remembered (a power of two): 34 KiB of output for byte sources. */
+#define REPEAT_HISTORY 2048u
 /* Hash buckets (a power of two). */
-#define REPEAT_BUCKETS 4096u
-/* Byte sources: 8-byte windows, every 16th remembered, every 3rd looked up. */
+#define REPEAT_BUCKETS 2048u
+/* Byte sources: 8-byte windows, every 17th remembered, every 3rd looked up. */
 #define REPEAT_BYTE_WINDOW 8u
-#define REPEAT_BYTE_INSERT 16u
+#define REPEAT_BYTE_INSERT 17u
 #define REPEAT_BYTE_LOOKUP 3u
 /* The widest window (raw samples of little entropy each). */
 #define REPEAT_WINDOW_MAX 512u
@@ -60,6 +60,12 @@
 #define REPEAT_WINDOW_BITS 128u
 /* Marked ranges waiting to be released; more are merged (marking more). */
 #define REPEAT_MAX_RANGES 32u
+
+/* One remembered window: its tag, and entries back to its bucket's previous one (0: none). */
+struct repeat_slot {
+	uint32_t tag;
+	uint32_t back;
+};
 
 /* A marked range of the stream [from, until), by stream position. */
 struct repeat_range {
@@ -77,9 +83,8 @@ struct repeat {
 	uint64_t next_insert, next_lookup; /* the next window start of each kind */
 	uint32_t entries;         /* windows remembered so far (wrapping) */
 	uint32_t *head;           /* per bucket: the latest entry's number + 1, 0 for none */
-	uint32_t *tag;            /* per history slot: the hash's tag */
-	uint16_t *back;           /* per history slot: entries back to the bucket's previous one */
-	uint64_t *filter;         /* two bitmaps of REPEAT_FILTER_BITS, by stretch of entries */
+	struct repeat_slot *slots; /* per history slot */
+	uint64_t *filter;         /* two bitmaps of REPEAT_FILTER_BITS, interleaved word by word */
 	uint8_t *hold;            /* stream bytes [released, pos) */
 	struct repeat_range ranges[REPEAT_MAX_RANGES];
 	size_t nranges;
@@ -91,8 +96,9 @@ struct repeat {
 typedef void (*repeat_release_fn)(void *arg, const uint8_t *buf, size_t len, bool repeated);
 
 /*
- * Byte sources: 8-byte windows (REPEAT_BYTE_*): a repeat of 55 bytes or
- * more of the last 64 KiB is always caught; 55 bytes are held back.
+ * Byte sources: 8-byte windows (REPEAT_BYTE_*): a repeat of 58 bytes or
+ * more of the last 34 KiB (34799 bytes) is always caught; 58 bytes are
+ * held back.
  */
 void repeat_init_bytes(struct repeat *);
 /*
