@@ -144,7 +144,7 @@ check "suspended, the only source: /health 503" is_503
 wait_for 300 sh -c "test \$(grep -c 'file: suspended after' '$tmp/log') -ge 3"
 n3=$(sed -n 's/.*file: suspended after \([0-9]*\) failed blocks.*/\1/p' "$tmp/log" | sed -n 3p)
 check "re-probed, it fails again and is suspended after a few more blocks (${n3:-?} in all)" \
-    test "${n3:-999}" -le $((n1 + 2 * (5 + 2)))
+    test "${n3:-999}" -le $((n1 + 2 * (10 + 2)))
 backoffs=$(sed -n 's/.*file: retry in \([0-9]*\) ms.*/\1/p' "$tmp/log" | tr '\n' ' ')
 check "the backoff grows with each suspension ($backoffs)" sh -c \
     "echo '$backoffs' | awk '{ exit !(\$1 == 1000 && \$2 == 2000 && \$3 == 4000) }'"
