@@ -30,8 +30,8 @@ check "check file:state has componentId, componentType, observedValue, status, t
     test "$(json "$c[\"componentId\"], $c[\"componentType\"], $c[\"observedValue\"], $c[\"status\"], len($c[\"time\"])" <"$tmp/h.json")" = \
     "file entropy-source running pass 20"
 c='d["checks"]["file:failedBlocks"][0]'
-check "check file:failedBlocks has observedUnit blocks" \
-    test "$(json "$c[\"observedUnit\"]" <"$tmp/h.json")" = blocks
+check "check file:failedBlocks is the recent failure rate in %" \
+    test "$(json "$c[\"observedUnit\"], $c[\"observedValue\"]" <"$tmp/h.json")" = "% 0.0"
 check "/health reports the sink's state" \
     test "$(json 'd["sink"]["kind"], d["sink"]["state"], d["checks"]["sink:bitsCredited"][0]["status"]' <"$tmp/h.json")" = \
     "discard ok pass"
@@ -156,8 +156,9 @@ check "zeros: the check says the source was suspended and why" \
     grep -q '^suspended after [0-9]* failed blocks .*monobit [1-9]' "$tmp/z.why"
 wait_for 300 sh -c "'$entropyctl' -s '$zsock' health >'$tmp/zctl'; test \$? -eq 2"
 cat "$tmp/zctl" | sed "s/^/# zctl: /"
+# Why: suspended, or (re-probed, failing again) most recent tests failed.
 check "zeros: entropyctl health exits 2 with a CRITICAL line saying why" sh -c \
-    "grep -q '^ENTROPYD CRITICAL' '$tmp/zctl' && grep -q 'suspended after' '$tmp/zctl'"
+    "grep -q '^ENTROPYD CRITICAL' '$tmp/zctl' && grep -Eq 'suspended after|tests failed' '$tmp/zctl'"
 ucurl "$zsock" /metrics -o "$tmp/zm"
 check "zeros: monobit failures are counted in /metrics" \
     test "$(metric "$tmp/zm" 'entropyd_test_failures_total{source="file",test="monobit"}')" -gt 0

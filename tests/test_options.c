@@ -346,6 +346,29 @@ Test(options, bad_source_options)
 	USAGE(("-O", "file:entropy:17"), "-O", "entropy");
 }
 
+Test(options, stall_timeout_and_repeat_test)
+{
+	unsigned secs = 99;
+
+	PARSE_OK("-O", "file:stall_timeout:0", "-O", "hwrng:stall_timeout:86400",
+	    "--no-repeat-test");
+	cr_assert_eq(cfg.n_options, 2);
+	cr_assert_str_eq(cfg.options[0].key, OPTIONS_STALL_TIMEOUT_KEY);
+	cr_assert(cfg.no_repeat_test);
+	options_free(&cfg);
+	PARSE_OK("-f");
+	cr_assert(!cfg.no_repeat_test, "the repeat test is on by default");
+	cr_assert_eq(options_stall_timeout("30", &secs), 0);
+	cr_assert_eq(secs, 30);
+	cr_assert_eq(options_stall_timeout("86401", &secs), -1);
+	cr_assert_eq(options_stall_timeout("1.5", &secs), -1);
+	cr_assert_eq(options_stall_timeout("-1", &secs), -1);
+	cr_assert_eq(options_stall_timeout("", &secs), -1);
+	USAGE(("-O", "file:stall_timeout:soon"), "-O", "stall_timeout", "0 (never) to 86400");
+	USAGE(("-O", "file:stall_timeout:86401"), "-O", "stall_timeout");
+	USAGE(("-O", "file:stall_timeout:"), "-O", "stall_timeout");
+}
+
 Test(options, bad_source_names)
 {
 	USAGE(("-x", ""), "-x", "''");

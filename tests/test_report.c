@@ -5,11 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <criterion/criterion.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
@@ -23,7 +26,7 @@ static const struct entropyd_source fake_src = {
 	.description = "a source for tests",
 };
 
-static struct entropyd_module fake_module = { .src = &fake_src };
+static struct entropyd_module fake_module = { .src = &fake_src, .stall_timeout_ms = 10000 };
 static struct entropyd_instance insts[3];
 static struct sink sink;
 /* 1700000000 is 2023-11-14T22:13:20Z; the monotonic clock reads 100 s. */
@@ -42,6 +45,7 @@ add(int i, const char *name, enum instance_state state)
 	inst->state = state;
 	inst->state_since_ns = 40000000000u;
 	inst->driven_by = INSTANCE_DRIVE_POLL;
+	inst->pipe.unit_bits = 8; /* credited, as the kernel sink wants */
 	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
 	return inst;
 }
@@ -95,8 +99,10 @@ Test(report, health_passes_with_a_running_source)
 	    "the state began 60 s before the report");
 	cr_assert_null(json_object_get(c, "output"), "no output on pass");
 	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "fake:failedBlocks"), 0);
-	cr_assert_eq(json_integer_value(json_object_get(c, "observedValue")), 3);
-	cr_assert_str_eq(json_string_value(json_object_get(c, "observedUnit")), "blocks");
+	cr_assert_float_eq(json_real_value(json_object_get(c, "observedValue")), 0.0, 1e-9,
+	    "no recent test failed");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "observedUnit")), "%");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "pass");
 	cr_assert_eq(json_integer_value(json_object_get(json_object_get(doc, "sink"),
 	    "bits_credited")), 512);
 	cr_assert_str_eq(check_field(doc, "sink:bitsCredited", "status"), "pass");
@@ -114,7 +120,7 @@ Test(report, health_fails_when_the_only_source_is_suspended)
 	cr_assert_eq(st, REPORT_FAIL);
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "fail");
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "output")),
-	    "no healthy entropy source");
+	    "no healthy credited entropy source");
 	cr_assert_str_eq(check_field(doc, "fake:state", "status"), "fail");
 	cr_assert_str_eq(check_field(doc, "fake:state", "output"),
 	    "suspended after 25 failed blocks of 25");
@@ -426,4 +432,171 @@ Test(report, clone_detection_in_health_and_metrics)
 	cr_expect_eq(system(cmd), 0);
 	evbuffer_free(buf);
 	event_base_free(base);
+}
+
+Test(report, a_stalled_source_warns_and_alone_fails)
+{
+	struct entropyd_instance *inst = add(0, "fake:a", INSTANCE_STALLED);
+	enum report_status st;
+	json_t *doc;
+
+	strcpy(inst->last_error, "stalled: no data for 10 s while asked for it");
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_FAIL, "the only source stalled: no healthy credited source");
+	cr_assert_str_eq(check_field(doc, "fake:a:state", "status"), "warn");
+	cr_assert_str_eq(check_field(doc, "fake:a:state", "observedValue"), "stalled");
+	cr_assert_str_eq(check_field(doc, "fake:a:state", "output"),
+	    "stalled: no data for 10 s while asked for it");
+	cr_assert_str_eq(check_field(doc, "fake:a:lastDelivery", "status"), "warn");
+	json_decref(doc);
+	add(1, "fake:b", INSTANCE_RUNNING);
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_WARN, "another source runs: warn");
+	json_decref(doc);
+}
+
+Test(report, the_kernel_needs_a_credited_source)
+{
+	enum report_status st;
+	json_t *doc;
+
+	add(0, "fake", INSTANCE_RUNNING)->pipe.unit_bits = 0;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_FAIL, "running but credited nothing: the kernel gets nothing");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "output")),
+	    "no healthy credited entropy source");
+	json_decref(doc);
+	sink.kind = SINK_FILE;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_PASS, "a file sink takes uncredited bytes");
+	json_decref(doc);
+}
+
+Test(report, failed_blocks_is_the_recent_rate)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	enum report_status st;
+	json_t *doc, *c;
+	unsigned i;
+
+	inst->pipe.count.blocks_failed = 933;
+	for (i = 0; i < 990; i++)
+		failure_block(&inst->pipe.failures, false);
+	for (i = 0; i < 10; i++)
+		failure_block(&inst->pipe.failures, true);
+	doc = report_health(&sink, &clock100, &st);
+	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "fake:failedBlocks"), 0);
+	cr_assert_float_eq(json_real_value(json_object_get(c, "observedValue")), 1.0, 1e-9,
+	    "10 of the last 1000 tests");
+	cr_assert_eq(st, REPORT_PASS);
+	cr_assert_str_eq(check_field(doc, "fake:failedBlocks", "status"), "pass",
+	    "1%% is the limit, not above it");
+	json_decref(doc);
+	failure_block(&inst->pipe.failures, true);
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_str_eq(check_field(doc, "fake:failedBlocks", "status"), "warn");
+	cr_assert_eq(st, REPORT_FAIL, "the only source fails often: no healthy source");
+	json_decref(doc);
+	add(1, "fake:b", INSTANCE_RUNNING);
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_WARN, "with a healthy source beside it: warn");
+	TAILQ_REMOVE(&registry_instances, &insts[1], all);
+	cr_assert_not_null(strstr(check_field(doc, "fake:failedBlocks", "output"),
+	    "933 blocks failed in all"));
+	json_decref(doc);
+	inst->state = INSTANCE_SUSPENDED;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_str_eq(check_field(doc, "fake:failedBlocks", "status"), "fail");
+	json_decref(doc);
+	/* Back from suspension on good blocks: the rate falls as they come, not at once. */
+	inst->state = INSTANCE_RUNNING;
+	for (i = 0; i < 100; i++)
+		failure_block(&inst->pipe.failures, false);
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_str_eq(check_field(doc, "fake:failedBlocks", "status"), "warn");
+	json_decref(doc);
+}
+
+Test(report, a_few_early_failures_are_no_warning)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	enum report_status st;
+	json_t *doc;
+	unsigned i;
+
+	/* The first block failed by chance: 1 of 20, but one failure is no pattern. */
+	failure_block(&inst->pipe.failures, true);
+	for (i = 0; i < 19; i++)
+		failure_block(&inst->pipe.failures, false);
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_PASS);
+	cr_assert_str_eq(check_field(doc, "fake:failedBlocks", "status"), "pass");
+	json_decref(doc);
+}
+
+Test(report, health_carries_the_alerting_times)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_RUNNING);
+	enum report_status st;
+	json_t *doc, *c;
+
+	report_started();
+	doc = report_health(&sink, &clock100, &st);
+	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "fake:lastDelivery"), 0);
+	cr_assert(json_is_null(json_object_get(c, "observedValue")), "no delivery yet");
+	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "sink:lastCreditedFeed"),
+	    0);
+	cr_assert(json_is_null(json_object_get(c, "observedValue")), "no credited feed yet");
+	cr_assert_eq(strlen(check_field(doc, "entropyd:startTime", "observedValue")), 20,
+	    "RFC 3339");
+	json_decref(doc);
+	inst->last_delivery_ns = 90000000000u;
+	sink.last_credit_ns = 70000000000u;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_str_eq(check_field(doc, "fake:lastDelivery", "observedValue"),
+	    "2023-11-14T22:13:10Z", "10 s before the report");
+	cr_assert_str_eq(check_field(doc, "sink:lastCreditedFeed", "observedValue"),
+	    "2023-11-14T22:12:50Z");
+	json_decref(doc);
+}
+
+/* The value of a metric line that starts with prefix, or -1. */
+static double
+metric_value(const char *text, const char *prefix)
+{
+	const char *at = strstr(text, prefix);
+
+	return at != NULL ? strtod(at + strlen(prefix), NULL) : -1;
+}
+
+Test(report, metrics_stalled_repeat_and_times)
+{
+	struct entropyd_instance *inst = add(0, "fake", INSTANCE_STALLED);
+	double now = (double)time(NULL);
+	char *text;
+
+	inst->pipe.count.test_failures[PIPELINE_TEST_REPEAT] = 4;
+	sink.reseed_interval_s = 60;
+	report_started();
+	text = metrics();
+	cr_assert_not_null(strstr(text,
+	    "entropyd_source_state{source=\"fake\",state=\"stalled\"} 1\n"));
+	cr_assert_not_null(strstr(text,
+	    "entropyd_test_failures_total{source=\"fake\",test=\"repeat\"} 4\n"));
+	cr_assert_not_null(strstr(text, "# TYPE entropyd_start_time_seconds gauge\n"));
+	cr_assert_float_eq(metric_value(text, "\nentropyd_start_time_seconds "), now, 2.0);
+	cr_assert_not_null(strstr(text, "\nentropyd_last_credited_feed_timestamp_seconds 0\n"),
+	    "0 before the first credited feed");
+	cr_assert_not_null(strstr(text,
+	    "\nentropyd_source_last_delivery_timestamp_seconds{source=\"fake\"} 0\n"));
+	cr_assert_not_null(strstr(text, "\nentropyd_reseed_interval_seconds 60\n"));
+	free(text);
+	inst->last_delivery_ns = clock_now_ns() - 5000000000u;
+	sink.last_credit_ns = clock_now_ns() - 20000000000u;
+	text = metrics();
+	cr_assert_float_eq(metric_value(text,
+	    "entropyd_source_last_delivery_timestamp_seconds{source=\"fake\"} "), now - 5, 2.0);
+	cr_assert_float_eq(metric_value(text, "\nentropyd_last_credited_feed_timestamp_seconds "),
+	    now - 20, 2.0);
+	free(text);
 }

@@ -268,6 +268,54 @@ Test(sink, bytes_without_credit_are_never_credited)
 	cr_expect_eq(credited_total, 0, "with the credit they carry: none");
 }
 
+/*
+ * A source handing back one random block over and over (a 2500-byte block,
+ * a 4096-byte buffer) through its real pipeline: not a byte of the repeats
+ * reaches the kernel, nor any credit. FIPS 140-2 alone would pass them.
+ */
+static void
+repeats_reach_no_kernel(size_t period)
+{
+	uint8_t *in = malloc(4 + 60 * FIPS_BLOCK_BYTES), drop[RESERVE_CAPACITY];
+	size_t len = 4 + 60 * FIPS_BLOCK_BYTES, i, first_clean;
+
+	for (i = 0; i < period; i++)
+		in[i] = (uint8_t)(rand() >> 7);
+	for (i = period; i < len; i++)
+		in[i] = in[i - period];
+	pipeline_free(&a->pipe);
+	pipeline_init(&a->pipe, false, 0, 8);
+	/* The blocks before the first repeat are fine: take them out first. */
+	first_clean = period > FIPS_BLOCK_BYTES + 67 ? (period - 4 - 63) / FIPS_BLOCK_BYTES : 0;
+	pipeline_input(&a->pipe, in, 4 + first_clean * FIPS_BLOCK_BYTES + 63);
+	cr_assert_eq(a->pipe.count.blocks_tested, first_clean);
+	reserve_take(&a->pipe.reserve, drop, sizeof drop, NULL);
+	reserve_take(&b->pipe.reserve, drop, sizeof drop, NULL);
+	none->running = false;
+	/* Then the repeats, and the kernel asks for all it can get. */
+	pipeline_input(&a->pipe, in + 4 + first_clean * FIPS_BLOCK_BYTES + 63,
+	    len - 4 - first_clean * FIPS_BLOCK_BYTES - 63);
+	pipeline_end_input(&a->pipe);
+	ready_after_bits = 100000;
+	sink_service(&sink, &supply);
+	cr_expect_eq(a->pipe.count.test_failures[PIPELINE_TEST_REPEAT], 60 - first_clean,
+	    "every later block failed the repeat test");
+	cr_expect_eq(a->pipe.reserve.len, 0, "nothing of them was conditioned");
+	cr_expect_eq(count('a'), 0, "the kernel was fed nothing");
+	cr_expect_eq(credited_total, 0, "and credited nothing");
+	free(in);
+}
+
+Test(sink, a_repeated_2500_byte_block_is_never_credited)
+{
+	repeats_reach_no_kernel(2500);
+}
+
+Test(sink, a_repeated_4096_byte_buffer_is_never_credited)
+{
+	repeats_reach_no_kernel(4096);
+}
+
 Test(sink, older_kernels_feed_below_the_watermark)
 {
 	sink_kernel_init(&sink, &cfg, false);

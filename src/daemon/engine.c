@@ -24,6 +24,7 @@
 #include "reader.h"
 #include "registry.h"
 #include "report.h"
+#include "stall.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
 
@@ -57,6 +58,8 @@ struct engine_slot {
 	struct event *ev_retry;
 	struct reader *reader;
 	uint64_t rate_mark;  /* bytes taken at the last rate line (test mode) */
+	struct event *ev_stall; /* armed only while data is wanted and outstanding */
+	struct stall stall;
 };
 
 static void engine_open(struct entropyd_instance *);
@@ -129,7 +132,66 @@ engine_retry(int fd, short what, void *arg)
 static bool
 engine_is_open(const struct entropyd_instance *inst)
 {
-	return inst->state == INSTANCE_STARTING || inst->state == INSTANCE_RUNNING;
+	return inst->state == INSTANCE_STARTING || inst->state == INSTANCE_RUNNING ||
+	    inst->state == INSTANCE_STALLED;
+}
+
+/* The state of an open instance that is not stalled: running once start-up passed. */
+static enum instance_state
+engine_open_state(const struct entropyd_instance *inst)
+{
+	return pipeline_started(&inst->pipe) ? INSTANCE_RUNNING : INSTANCE_STARTING;
+}
+
+/* Keep the stall deadline in step with demand: armed only while data is wanted. */
+static void
+engine_stall_watch(struct entropyd_instance *inst, bool want)
+{
+	uint64_t left_ns = stall_want(&inst->slot->stall, want, clock_now_ns());
+	struct timeval tv;
+
+	if (left_ns == 0) {
+		evtimer_del(inst->slot->ev_stall);
+		return;
+	}
+	if (evtimer_pending(inst->slot->ev_stall, NULL))
+		return;
+	tv.tv_sec = (time_t)(left_ns / 1000000000u);
+	tv.tv_usec = (suseconds_t)(left_ns % 1000000000u / 1000u) + 1;
+	evtimer_add(inst->slot->ev_stall, &tv);
+}
+
+/* The stall deadline passed: a source asked for data that gave none is stalled. */
+static void
+engine_stall_due(int fd, short what, void *arg)
+{
+	struct entropyd_instance *inst = arg;
+
+	if (!engine_is_open(inst))
+		return;
+	if (!stall_check(&inst->slot->stall, clock_now_ns())) {
+		engine_demand(inst); /* early, or no longer wanted: re-arm or stay off */
+		return;
+	}
+	registry_set_error(inst, "stalled: no data for %u s while asked for it",
+	    inst->module->stall_timeout_ms / 1000u);
+	report_touch();
+	registry_set_state(inst, INSTANCE_STALLED);
+	engine_notify_status();
+}
+
+/* Bytes arrived: note when, and end a stall. */
+static void
+engine_stall_delivered(struct entropyd_instance *inst)
+{
+	inst->last_delivery_ns = clock_now_ns();
+	evtimer_del(inst->slot->ev_stall);
+	if (!stall_delivered(&inst->slot->stall) || inst->state != INSTANCE_STALLED)
+		return;
+	log_info("%s: data flows again; no longer stalled", inst->name);
+	registry_clear_error(inst);
+	registry_set_state(inst, engine_open_state(inst));
+	engine_notify_status();
 }
 
 /* Stop a source: suspended after failed tests, absent after an error. */
@@ -137,6 +199,8 @@ static void
 engine_take_down(struct entropyd_instance *inst, enum instance_state state)
 {
 	engine_close(inst);
+	stall_stop(&inst->slot->stall);
+	evtimer_del(inst->slot->ev_stall);
 	registry_set_state(inst, state);
 	if (state != INSTANCE_DRAINED)
 		engine_schedule_retry(inst);
@@ -175,7 +239,9 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		return;
 	case ENTROPYD_READ_EOF:
 		log_info("%s: input ended; source drained", inst->name);
+		pipeline_end_input(p);
 		engine_take_down(inst, INSTANCE_DRAINED);
+		engine_feed();
 		return;
 	case ENTROPYD_READ_REOPEN:
 		log_debug("%s: stream ended; reopening", inst->name);
@@ -195,16 +261,18 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 	}
 	capture_input(inst, buf, (size_t)n);
 	report_touch();
+	engine_stall_delivered(inst);
 	credit = p->unit_bits;
 	pipeline_input(p, buf, (size_t)n);
 	if (p->unit_bits != credit)
 		registry_credit_moved(inst, credit);
-	if (p->count.blocks_passed > passed)
+	/* A source suspended before keeps its growing backoff until forgiven. */
+	if (p->count.blocks_passed > passed && !pipeline_on_probation(p))
 		inst->backoff_ms = 0;
 	if (pipeline_failing(p) && !engine.cfg->ignorefail) {
 		registry_set_error(inst, "suspended after %" PRIu64 " failed blocks of %" PRIu64
 		    " (monobit %" PRIu64 ", poker %" PRIu64 ", runs %" PRIu64 ", long run %" PRIu64
-		    ", continuous %" PRIu64 ", rct %" PRIu64 ", apt %" PRIu64 ")",
+		    ", continuous %" PRIu64 ", rct %" PRIu64 ", apt %" PRIu64 ", repeat %" PRIu64 ")",
 		    p->count.blocks_failed, p->count.blocks_tested,
 		    p->count.test_failures[PIPELINE_TEST_MONOBIT],
 		    p->count.test_failures[PIPELINE_TEST_POKER],
@@ -212,8 +280,10 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		    p->count.test_failures[PIPELINE_TEST_LONG_RUN],
 		    p->count.test_failures[PIPELINE_TEST_CONTINUOUS],
 		    p->count.test_failures[PIPELINE_TEST_RCT],
-		    p->count.test_failures[PIPELINE_TEST_APT]);
+		    p->count.test_failures[PIPELINE_TEST_APT],
+		    p->count.test_failures[PIPELINE_TEST_REPEAT]);
 		reserve_clear(&p->reserve);
+		pipeline_suspended(p);
 		engine_take_down(inst, INSTANCE_SUSPENDED);
 		return;
 	}
@@ -282,6 +352,7 @@ engine_demand(struct entropyd_instance *inst)
 		event_add(inst->slot->ev_read, NULL);
 	else
 		event_del(inst->slot->ev_read);
+	engine_stall_watch(inst, want);
 }
 
 /* Open an instance and start reading it, or schedule another try. */
@@ -316,8 +387,9 @@ engine_open(struct entropyd_instance *inst)
 		event_add(inst->slot->ev_read, NULL);
 		inst->driven_by = INSTANCE_DRIVE_THREAD;
 	}
-	registry_set_state(inst, pipeline_started(&inst->pipe) ? INSTANCE_RUNNING :
-	    INSTANCE_STARTING);
+	/* A reopen is no delivery: a stalled source stays stalled until bytes come. */
+	registry_set_state(inst, inst->slot->stall.stalled ? INSTANCE_STALLED :
+	    engine_open_state(inst));
 	log_info("%s: reading %s (%s, %g bits per %s credited)", inst->name, inst->device,
 	    inst->slot->fd >= 0 ? "polled" : "reader thread", inst->pipe.unit_bits,
 	    registry_unit_name(inst));
@@ -358,6 +430,8 @@ engine_added(struct entropyd_instance *inst)
 		inst->slot = xcalloc(1, sizeof *inst->slot);
 		inst->slot->fd = -1;
 		inst->slot->ev_retry = evtimer_new(engine.base, engine_retry, inst);
+		inst->slot->ev_stall = evtimer_new(engine.base, engine_stall_due, inst);
+		stall_init(&inst->slot->stall, inst->module->stall_timeout_ms);
 	}
 	if (!engine_is_open(inst)) {
 		inst->backoff_ms = 0;
@@ -372,6 +446,7 @@ engine_free_slot(struct entropyd_instance *inst)
 	if (inst->slot == NULL)
 		return;
 	event_free(inst->slot->ev_retry);
+	event_free(inst->slot->ev_stall);
 	free(inst->slot);
 	inst->slot = NULL;
 }
@@ -738,6 +813,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	int rc;
 
 	memset(&engine, 0, sizeof engine);
+	report_started();
 	engine.cfg = cfg;
 	engine.sink = sink;
 	engine.exit_code = EX_OK;

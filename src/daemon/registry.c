@@ -22,6 +22,7 @@ struct module_list registry_modules = TAILQ_HEAD_INITIALIZER(registry_modules);
 struct instance_list registry_instances = TAILQ_HEAD_INITIALIZER(registry_instances);
 static struct registry_hooks registry_hooks;
 static unsigned registry_credit_cap = 8; /* -e: bits credited per output byte at most */
+static bool registry_skip_repeats;      /* --no-repeat-test */
 static pthread_mutex_t registry_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void host_vlog(struct entropyd_instance *, int, const char *, va_list)
@@ -66,6 +67,7 @@ static const char *const registry_state_names[] = {
 	[INSTANCE_RUNNING] = "running",
 	[INSTANCE_SUSPENDED] = "suspended",
 	[INSTANCE_DRAINED] = "drained",
+	[INSTANCE_STALLED] = "stalled",
 };
 
 const char *
@@ -213,6 +215,8 @@ host_add_instance(struct entropyd_module *m, const char *id, const char *device,
 	inst->state_since_ns = clock_now_ns();
 	pipeline_init(&inst->pipe, raw, m->src->sample_bits, m->entropy_bits);
 	pipeline_cap_credit(&inst->pipe, registry_credit_cap);
+	if (registry_skip_repeats)
+		pipeline_skip_repeats(&inst->pipe);
 	TAILQ_INSERT_TAIL(&m->instances, inst, entry);
 	TAILQ_INSERT_TAIL(&registry_instances, inst, all);
 	if (registry_hooks.added != NULL)
@@ -349,7 +353,8 @@ registry_add(const struct entropyd_source *src, const char *path, char *err, siz
 		return -1;
 	}
 	for (o = src->options; o != NULL && o->key != NULL; o++) {
-		if (strcmp(o->key, OPTIONS_ENTROPY_KEY) == 0) {
+		if (strcmp(o->key, OPTIONS_ENTROPY_KEY) == 0 ||
+		    strcmp(o->key, OPTIONS_STALL_TIMEOUT_KEY) == 0) {
 			snprintf(err, errlen, "option '%s' is reserved for the daemon", o->key);
 			return -1;
 		}
@@ -359,6 +364,7 @@ registry_add(const struct entropyd_source *src, const char *path, char *err, siz
 	m->src = src;
 	m->path = path != NULL ? xstrdup(path) : NULL;
 	m->entropy_bits = src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ? 0 : src->entropy_bits;
+	m->stall_timeout_ms = OPTIONS_STALL_TIMEOUT_DEFAULT_S * 1000u;
 	m->n_options = n;
 	m->options = xcalloc(n, sizeof *m->options);
 	for (n = 0; n < m->n_options; n++)
@@ -447,6 +453,14 @@ registry_apply_option(const struct config_option *o, char *err, size_t errlen)
 		m->entropy_bits = h;
 		return 0;
 	}
+	if (strcmp(o->key, OPTIONS_STALL_TIMEOUT_KEY) == 0) {
+		unsigned s;
+
+		/* options_parse() checked the value already. */
+		if (options_stall_timeout(o->value, &s) == 0)
+			m->stall_timeout_ms = s * 1000u;
+		return 0;
+	}
 	for (i = 0; i < m->n_options; i++) {
 		if (strcmp(m->options[i].key, o->key) == 0) {
 			free(m->options[i].value);
@@ -468,6 +482,7 @@ registry_configure(const struct config *cfg, registry_refuse_fn refuse, char *er
 
 	if (cfg->entropy_count_bits > 0)
 		registry_credit_cap = cfg->entropy_count_bits;
+	registry_skip_repeats = cfg->no_repeat_test;
 	/* Excluding what is not there is harmless (rngd names sources this
 	 * daemon lacks): say so and carry on. */
 	for (i = 0; i < cfg->n_exclude; i++)
@@ -526,6 +541,9 @@ registry_print_options(const struct entropyd_module *m, FILE *f)
 	    "assessed bits per byte; lower only", m->src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ?
 	    0.0 : m->src->entropy_bits, m->src->flags & ENTROPYD_SOURCE_CREDIT_ON_REQUEST ?
 	    ", at most the source's estimate" : "");
+	fprintf(f, "  %s:%-14s seconds asked for data without any before it is stalled; "
+	    "0 never (default %u)\n", m->src->name, OPTIONS_STALL_TIMEOUT_KEY,
+	    OPTIONS_STALL_TIMEOUT_DEFAULT_S);
 	for (o = m->src->options; o != NULL && o->key != NULL; o++)
 		fprintf(f, "  %s:%-14s %s%s%s%s\n", m->src->name, o->key, o->help,
 		    o->default_value ? " (default " : "", o->default_value ? o->default_value : "",

@@ -23,6 +23,8 @@ enum instance_state {
 	INSTANCE_RUNNING,   /* open and delivering */
 	INSTANCE_SUSPENDED, /* too many failed tests; retried with backoff */
 	INSTANCE_DRAINED,   /* a finite input ended; SIGHUP retries it */
+	INSTANCE_STALLED,   /* open, asked for data, none for its stall timeout */
+	INSTANCE_NSTATES
 };
 
 /* How the engine reads an instance: its own fd, or a reader thread (shown by reports). */
@@ -47,6 +49,7 @@ struct entropyd_instance {
 	void *cookie;
 	enum instance_state state;
 	uint64_t state_since_ns;
+	uint64_t last_delivery_ns; /* when it last delivered bytes (monotonic), 0 before */
 	enum instance_drive driven_by;
 	unsigned backoff_ms; /* the engine's delay before the next try */
 	bool removed;        /* unplugged: freed once closed */
@@ -66,6 +69,7 @@ struct entropyd_module {
 	char *path;          /* the .so, NULL when built in */
 	bool enabled;
 	double entropy_bits; /* effective estimate after -O NAME:entropy */
+	unsigned stall_timeout_ms; /* -O NAME:stall_timeout (0: never stalls) */
 	char *unusable;      /* why probe found nothing */
 	void (*cookie_release)(void *); /* host->set_cookie_release */
 	struct module_option *options; /* one per declared key, in order */

@@ -30,6 +30,8 @@ static struct report_rate *report_rates;
 static size_t report_nrates;
 static uint64_t report_epoch_ns; /* the first sample: rates start here */
 static uint64_t report_tick_ns;  /* the last sample: windows end every window on */
+static struct timespec report_start_wall; /* when the daemon started (report_started) */
+static uint64_t report_start_ns;
 
 static const char *const report_status_names[] = {
 	[REPORT_PASS] = "pass",
@@ -49,6 +51,28 @@ report_now(void)
 	struct report_clock c = { .now_ns = clock_now_ns(), .wall = time(NULL) };
 
 	return c;
+}
+
+/* Note when the daemon started, on both clocks. */
+void
+report_started(void)
+{
+	clock_gettime(CLOCK_REALTIME, &report_start_wall);
+	report_start_ns = clock_now_ns();
+}
+
+/* A monotonic time (0: never) as Unix seconds, or 0. */
+static double
+report_unix_seconds(uint64_t mono_ns)
+{
+	struct timespec now;
+	double wall;
+
+	if (mono_ns == 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	wall = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+	return wall - (double)(clock_now_ns() - mono_ns) / 1e9;
 }
 
 /* A monotonic time as an RFC 3339 UTC wall-clock time. */
@@ -202,7 +226,14 @@ report_count(uint64_t v)
 	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-/* An instance's health: running passes, starting warns, the rest fail. */
+/* A monotonic time (0: never) as RFC 3339, or JSON null. */
+static json_t *
+report_time_or_null(const struct report_clock *c, uint64_t mono_ns)
+{
+	return mono_ns == 0 ? json_null() : report_time(c, mono_ns);
+}
+
+/* An instance's health: running passes, starting and stalled warn, the rest fail. */
 static enum report_status
 report_instance_status(const struct entropyd_instance *inst)
 {
@@ -210,6 +241,7 @@ report_instance_status(const struct entropyd_instance *inst)
 	case INSTANCE_RUNNING:
 		return REPORT_PASS;
 	case INSTANCE_STARTING:
+	case INSTANCE_STALLED:
 		return REPORT_WARN;
 	default:
 		return REPORT_FAIL;
@@ -230,6 +262,8 @@ report_instance_output(struct entropyd_instance *inst, char *buf, size_t len)
 		return "input ended";
 	case INSTANCE_SUSPENDED:
 		return "suspended after failed health tests";
+	case INSTANCE_STALLED:
+		return "stalled: no data while asked for it";
 	default:
 		return "not open";
 	}
@@ -354,6 +388,63 @@ report_estimate_json(const struct entropyd_instance *inst)
 	return o;
 }
 
+/*
+ * The failedBlocks check: the recent failure rate in percent; fail while
+ * suspended, warn above FAILURE_RATE_WARN_PERMILLE.
+ */
+static json_t *
+report_failed_blocks(struct entropyd_instance *inst, const struct report_clock *c)
+{
+	char output[sizeof inst->last_error + 160], why[sizeof inst->last_error];
+	uint32_t failed, tests;
+	enum report_status st;
+
+	failure_recent(&inst->pipe.failures, &failed, &tests);
+	st = inst->state == INSTANCE_SUSPENDED ? REPORT_FAIL :
+	    failure_rate_high(&inst->pipe.failures) ? REPORT_WARN : REPORT_PASS;
+	/* Suspended: why first, as the state check says it. */
+	snprintf(output, sizeof output, "%.*s%s%" PRIu32 " of the last %" PRIu32 " tests failed "
+	    "(warning above %d.%d%% and %d failures); %" PRIu64 " blocks failed in all",
+	    (int)sizeof why - 1, st == REPORT_FAIL ? report_instance_output(inst, why,
+	    sizeof why) : "", st == REPORT_FAIL ? "; " : "", failed, tests,
+	    FAILURE_RATE_WARN_PERMILLE / 10, FAILURE_RATE_WARN_PERMILLE % 10,
+	    FAILURE_RATE_MIN_FAILED, inst->pipe.count.blocks_failed);
+	return report_check(inst->name, "entropy-source",
+	    json_real(tests == 0 ? 0.0 : (double)failed * 100.0 / (double)tests), "%", st,
+	    report_time(c, c->now_ns), output);
+}
+
+/* The times operators alert on: start, each source's last delivery, the last credited feed. */
+static void
+report_health_times(json_t *checks, const struct sink *s, const struct report_clock *c)
+{
+	struct entropyd_instance *inst;
+
+	report_add_check(checks, "entropyd", "startTime", report_check("entropyd", "system",
+	    report_time_or_null(c, report_start_ns), NULL, REPORT_PASS, report_time(c, c->now_ns),
+	    NULL));
+	TAILQ_FOREACH(inst, &registry_instances, all)
+		report_add_check(checks, inst->name, "lastDelivery", report_check(inst->name,
+		    "entropy-source", report_time_or_null(c, inst->last_delivery_ns), NULL,
+		    inst->state == INSTANCE_STALLED ? REPORT_WARN : REPORT_PASS,
+		    report_time(c, c->now_ns), "stalled: no data while asked for it"));
+	report_add_check(checks, "sink", "lastCreditedFeed", report_check(s->path ? s->path : "",
+	    sink_kind_name(s->kind), report_time_or_null(c, s->last_credit_ns), NULL, REPORT_PASS,
+	    report_time(c, c->now_ns), NULL));
+}
+
+/*
+ * Whether an instance counts as healthy: running, not failing often, and
+ * credited when the kernel is fed.
+ */
+static bool
+report_instance_healthy(const struct entropyd_instance *inst, const struct sink *s)
+{
+	return report_instance_status(inst) == REPORT_PASS &&
+	    !failure_rate_high(&inst->pipe.failures) &&
+	    (s->kind != SINK_KERNEL || pipeline_credited(&inst->pipe));
+}
+
 json_t *
 report_health(const struct sink *s, const struct report_clock *c, enum report_status *status)
 {
@@ -362,42 +453,42 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	json_t *doc, *checks = json_object();
 	unsigned healthy = 0, total = 0;
 	const char *why = NULL;
-	bool sink_failed = s->status == SINK_FAILED, lowered = false;
+	bool sink_failed = s->status == SINK_FAILED, lowered = false, unwell = false;
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
-		const struct pipeline_counters *n = &inst->pipe.count;
 		char output[sizeof inst->last_error];
+		json_t *failed_blocks;
 
 		total++;
 		st = report_instance_status(inst);
-		if (st == REPORT_PASS)
+		if (report_instance_healthy(inst, s))
 			healthy++;
-		else if (overall == REPORT_PASS)
-			overall = REPORT_WARN;
+		if (st != REPORT_PASS)
+			unwell = true;
 		report_add_check(checks, inst->name, "state", report_check(inst->name,
 		    "entropy-source", json_string(registry_state_name(inst->state)), NULL, st,
 		    report_time(c, inst->state_since_ns), report_instance_output(inst, output,
 		    sizeof output)));
-		report_add_check(checks, inst->name, "failedBlocks", report_check(inst->name,
-		    "entropy-source", report_count(n->blocks_failed), "blocks",
-		    inst->state == INSTANCE_SUSPENDED ? REPORT_FAIL : REPORT_PASS,
-		    report_time(c, c->now_ns), report_instance_output(inst, output,
-		    sizeof output)));
-		if (report_estimate_check(checks, inst, c) && overall == REPORT_PASS) {
-			overall = REPORT_WARN;
+		failed_blocks = report_failed_blocks(inst, c);
+		if (strcmp(json_string_value(json_object_get(failed_blocks, "status")), "warn") == 0)
+			unwell = true;
+		report_add_check(checks, inst->name, "failedBlocks", failed_blocks);
+		if (report_estimate_check(checks, inst, c))
 			lowered = true;
-		}
 	}
+	if (unwell || lowered)
+		overall = REPORT_WARN;
 	report_add_check(checks, "sink", "bitsCredited", report_check(s->path ? s->path : "",
 	    sink_kind_name(s->kind), report_count(s->bits_credited), "bits",
 	    sink_failed ? REPORT_FAIL : REPORT_PASS, report_time(c, c->now_ns),
 	    sink_failed ? strerror(s->error) : NULL));
-	st = report_clone_check(checks, c);
-	if (st != REPORT_PASS && overall == REPORT_PASS)
+	if (report_clone_check(checks, c) != REPORT_PASS)
 		overall = REPORT_WARN;
+	report_health_times(checks, s, c);
 	if (healthy == 0) {
 		overall = REPORT_FAIL;
-		why = total == 0 ? "no entropy source found" : "no healthy entropy source";
+		why = total == 0 ? "no entropy source found" : s->kind == SINK_KERNEL ?
+		    "no healthy credited entropy source" : "no healthy entropy source";
 	}
 	if (sink_failed) {
 		overall = REPORT_FAIL;
@@ -409,13 +500,25 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	    "checks", checks, "sink", report_sink_json(s));
 	if (why != NULL)
 		json_object_set_new(doc, "output", json_string(why));
-	else if (overall == REPORT_WARN && lowered)
-		json_object_set_new(doc, "output", json_string("some sources are credited less "
-		    "than they claim: their online entropy estimate supports no more"));
 	else if (overall == REPORT_WARN)
-		json_object_set_new(doc, "output", json_string("some sources are not running"));
+		json_object_set_new(doc, "output", json_string(unwell ? "some sources are not "
+		    "running or fail often" : lowered ? "some sources are credited less than they "
+		    "claim: their online entropy estimate supports no more" :
+		    "VM generation changes would go unseen"));
 	*status = overall;
 	return doc;
+}
+
+/* The recent failures of an instance: failed and tested, and their ratio. */
+static json_t *
+report_recent_json(const struct entropyd_instance *inst)
+{
+	uint32_t failed, tests;
+
+	failure_recent(&inst->pipe.failures, &failed, &tests);
+	return json_pack("{s:i, s:i, s:f, s:b}", "failed", (int)failed, "tested", (int)tests,
+	    "rate", tests == 0 ? 0.0 : (double)failed / (double)tests,
+	    "high", failure_rate_high(&inst->pipe.failures));
 }
 
 /* Every detail of one instance. */
@@ -463,8 +566,14 @@ report_instance_json(struct entropyd_instance *inst, const struct report_clock *
 	    "bytes", (json_int_t)inst->pipe.reserve.len,
 	    "capacity", (json_int_t)RESERVE_CAPACITY,
 	    "dropped_bytes", report_count(inst->pipe.reserve.dropped)));
-	json_object_set_new(o, "failure_score", json_pack("{s:i, s:i}",
-	    "value", (int)inst->pipe.failure_score, "limit", PIPELINE_FAILURE_LIMIT));
+	json_object_set_new(o, "failure_score", json_pack("{s:i, s:i, s:i, s:b}",
+	    "value", (int)inst->pipe.failures.score, "limit", PIPELINE_FAILURE_LIMIT,
+	    "suspensions", (int)inst->pipe.failures.suspensions,
+	    "probation", pipeline_on_probation(&inst->pipe)));
+	json_object_set_new(o, "recent_failures", report_recent_json(inst));
+	json_object_set_new(o, "last_delivery", report_time_or_null(c, inst->last_delivery_ns));
+	json_object_set_new(o, "stall_timeout_seconds",
+	    json_integer(inst->module->stall_timeout_ms / 1000u));
 	registry_copy_error(inst, last_error, sizeof last_error);
 	json_object_set_new(o, "last_error", last_error[0] != '\0' ?
 	    json_string(last_error) : json_null());
@@ -646,6 +755,44 @@ report_credit_metrics(struct evbuffer *buf)
 	    offsetof(struct pipeline_counters, credit_lowered), 1);
 }
 
+/* Unix seconds, 0 for never. */
+static void
+report_seconds(struct evbuffer *buf, double seconds)
+{
+	if (seconds <= 0)
+		evbuffer_add(buf, "0\n", 2);
+	else
+		evbuffer_add_printf(buf, "%.3f\n", seconds);
+}
+
+/* The times and the interval alerts are written against. */
+static void
+report_metric_times(struct evbuffer *buf, const struct sink *s)
+{
+	struct entropyd_instance *inst;
+
+	report_family(buf, "start_time_seconds", "gauge",
+	    "Start time of the daemon since the Unix epoch in seconds.");
+	evbuffer_add_printf(buf, "entropyd_start_time_seconds ");
+	report_seconds(buf, report_start_ns == 0 ? 0 : (double)report_start_wall.tv_sec +
+	    (double)report_start_wall.tv_nsec / 1e9);
+	report_family(buf, "last_credited_feed_timestamp_seconds", "gauge",
+	    "When the sink last credited entropy (Unix seconds; 0 before the first).");
+	evbuffer_add_printf(buf, "entropyd_last_credited_feed_timestamp_seconds ");
+	report_seconds(buf, report_unix_seconds(s->last_credit_ns));
+	report_family(buf, "source_last_delivery_timestamp_seconds", "gauge",
+	    "When the source last delivered bytes (Unix seconds; 0 before the first).");
+	TAILQ_FOREACH(inst, &registry_instances, all) {
+		evbuffer_add_printf(buf, "entropyd_source_last_delivery_timestamp_seconds{source=\"");
+		report_label(buf, inst->name);
+		evbuffer_add(buf, "\"} ", 3);
+		report_seconds(buf, report_unix_seconds(inst->last_delivery_ns));
+	}
+	report_family(buf, "reseed_interval_seconds", "gauge",
+	    "The top-up interval (-R) in seconds.");
+	evbuffer_add_printf(buf, "entropyd_reseed_interval_seconds %u\n", s->reseed_interval_s);
+}
+
 void
 report_metrics(struct evbuffer *buf, const struct sink *s)
 {
@@ -679,7 +826,7 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	report_family(buf, "source_state", "gauge",
 	    "Source state: 1 for the current state, 0 for the others.");
 	TAILQ_FOREACH(inst, &registry_instances, all)
-		for (st = INSTANCE_ABSENT; st <= INSTANCE_DRAINED; st++)
+		for (st = INSTANCE_ABSENT; st < INSTANCE_NSTATES; st++)
 			report_sample_line(buf, "source_state", inst->name, "state",
 			    registry_state_name((enum instance_state)st), (int)inst->state == st, 1);
 	report_family(buf, "kernel_feeds_total", "counter",
@@ -698,4 +845,5 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	evbuffer_add_printf(buf, "entropyd_sink_up{sink=\"%s\"} %d\n", sink_kind_name(s->kind),
 	    s->status == SINK_OK);
 	report_clone_metrics(buf);
+	report_metric_times(buf, s);
 }

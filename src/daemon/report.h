@@ -35,6 +35,8 @@ struct report_clock {
 };
 
 struct report_clock report_now(void);
+/* Note the daemon's start time (entropyd_start_time_seconds, /health's startTime). */
+void report_started(void);
 /* Take a rate sample of every instance's counters (at start, and each window's end). */
 void report_sample(const struct report_clock *);
 /* Take the samples of the windows that ended by the clock. */

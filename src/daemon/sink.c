@@ -129,6 +129,7 @@ sink_kernel_init(struct sink *s, const struct config *cfg, bool modern)
 	s->watermark_bits = cfg->fill_watermark_bits;
 	s->step_bytes = cfg->random_step_bytes;
 	s->credit_per_byte = cfg->entropy_count_bits;
+	s->reseed_interval_s = cfg->reseed_interval_s;
 	s->want_bits = 0;
 	s->refill_bits = cfg->refill_bits;
 }
@@ -203,6 +204,7 @@ sink_open(struct sink *s, const struct config *cfg, char *err, size_t errlen)
 	s->fd = -1;
 	s->path = xstrdup(cfg->random_device);
 	s->step_bytes = cfg->random_step_bytes;
+	s->reseed_interval_s = cfg->reseed_interval_s;
 	if (cfg->test_mode) {
 		s->kind = SINK_DISCARD;
 		return 0;
@@ -285,6 +287,8 @@ sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
 			return -1;
 		}
 		pipeline_note_credit(p, credit);
+		if (credit > 0)
+			s->last_credit_ns = clock_now_ns();
 		s->bits_credited += credit;
 		s->bytes_written += n;
 		s->feeds++;

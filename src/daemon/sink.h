@@ -102,6 +102,8 @@ struct sink {
 	uint64_t feeds;
 	uint64_t reseeds;
 	uint64_t topups;
+	uint64_t last_credit_ns;  /* the last feed that credited bits (monotonic), 0 before */
+	unsigned reseed_interval_s; /* -R: the top-up interval (reported for alerts) */
 	enum sink_status status;
 	int error;                /* errno of a failure */
 };

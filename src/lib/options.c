@@ -23,6 +23,7 @@ enum {
 	OPT_HEALTH_LISTEN,
 	OPT_USE_SLOW_SOURCES,
 	OPT_REFILL_BITS,
+	OPT_NO_REPEAT_TEST,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -60,6 +61,7 @@ static const struct option long_options[] = {
 	{ "use-slow-sources", no_argument, NULL, OPT_USE_SLOW_SOURCES },
 	{ "usage", no_argument, NULL, 'h' },
 	{ "refill-bits", required_argument, NULL, OPT_REFILL_BITS },
+	{ "no-repeat-test", no_argument, NULL, OPT_NO_REPEAT_TEST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -237,6 +239,13 @@ options_entropy_bits(const char *s, double *bits)
 	return 0;
 }
 
+/* Parse a stall timeout in whole seconds (0: never). */
+int
+options_stall_timeout(const char *s, unsigned *seconds)
+{
+	return parse_unsigned(s, 0, OPTIONS_STALL_TIMEOUT_MAX_S, seconds);
+}
+
 /* Split IPV4:PORT or [IPV6]:PORT. */
 int
 options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
@@ -273,6 +282,7 @@ parse_source_option(struct config *cfg, const char *flag, const char *arg, char 
 {
 	const char *colon1, *colon2, *value;
 	double bits;
+	unsigned seconds;
 
 	colon1 = strchr(arg, ':');
 	if (colon1 == NULL) {
@@ -302,6 +312,12 @@ parse_source_option(struct config *cfg, const char *flag, const char *arg, char 
 		return usage_error(err, errlen,
 		    "%s: '%s': entropy must be a number of bits from 0 to %d", flag, arg,
 		    OPTIONS_MAX_ENTROPY_BITS);
+	if ((size_t)(colon2 - colon1 - 1) == strlen(OPTIONS_STALL_TIMEOUT_KEY) &&
+	    strncmp(colon1 + 1, OPTIONS_STALL_TIMEOUT_KEY, strlen(OPTIONS_STALL_TIMEOUT_KEY)) == 0 &&
+	    options_stall_timeout(value, &seconds) != 0)
+		return usage_error(err, errlen,
+		    "%s: '%s': stall_timeout must be whole seconds from 0 (never) to %u", flag, arg,
+		    OPTIONS_STALL_TIMEOUT_MAX_S);
 	option_append(cfg, arg, (size_t)(colon1 - arg), colon1 + 1,
 	    (size_t)(colon2 - colon1 - 1), value);
 	return 0;
@@ -407,6 +423,9 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case OPT_USE_SLOW_SOURCES:
 		/* rngd 6 reads its slow sources only when the fast ones fail;
 		 * every enabled source here is read on demand already. */
+		break;
+	case OPT_NO_REPEAT_TEST:
+		cfg->no_repeat_test = true;
 		break;
 	case 'x':
 	case 'n':
@@ -618,7 +637,8 @@ options_usage(FILE *f)
 	    "usage: entropyd [-bdfhilqtv] [-D user:group] [-e bits] [-n source] [-O option]\n"
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
-	    "                [--no-host-mix] [--no-reseed] [--refill-bits bits]\n"
+	    "                [--no-host-mix] [--no-reseed] [--no-repeat-test]\n"
+	    "                [--refill-bits bits]\n"
 	    "                [--capture source:count:path]\n"
 	    "                [--health-listen addr:port]\n"
 	    "\n"
@@ -636,7 +656,10 @@ options_usage(FILE *f)
 	    "  -n, --include NAME           use source NAME even if off by default or\n"
 	    "                               excluded; repeatable\n"
 	    "  -O, --option SRC:KEY:VALUE   set a source option (VALUE may hold ':');\n"
-	    "                               -O SRC alone lists SRC's options and exits\n"
+	    "                               -O SRC alone lists SRC's options and exits;\n"
+	    "                               every source has SRC:entropy:BITS (lower only)\n"
+	    "                               and SRC:stall_timeout:SECONDS (default 10,\n"
+	    "                               0 never)\n"
 	    "  -o, --random-device PATH     where entropy goes (default: %s);\n"
 	    "                               a file, a FIFO, or - for stdout\n"
 	    "  -r, --rng-device PATH        hwrng device, same as -O hwrng:device:PATH\n"
@@ -666,6 +689,8 @@ options_usage(FILE *f)
 	    "                               clone; or SIGUSR2), forget every byte held and\n"
 	    "                               feed this many fresh bits, 256..65536, then\n"
 	    "                               reseed (default: 2048)\n"
+	    "      --no-repeat-test         leave out the repeated-output test (for\n"
+	    "                               measuring its cost; not for production)\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
 	    "                               byte, to PATH for SP 800-90B assessment\n"
 	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"

@@ -46,12 +46,17 @@ struct config {
 	char *health_listen;      /* --health-listen ADDR:PORT, default NULL (no TCP) */
 	bool rdseed_follows_rdrand; /* rdrand named in rngd's sense: rdseed added to its list */
 	unsigned refill_bits;     /* --refill-bits, default 2048, 256..65536 */
+	bool no_repeat_test;      /* --no-repeat-test: leave out the repeated-output test */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
 #define OPTIONS_DEFAULT_RANDOM_DEVICE "/dev/random"
 /* The per-source option every source has: its assessed entropy, lowered. */
 #define OPTIONS_ENTROPY_KEY "entropy"
+/* The per-source option every source has: seconds without data before it is stalled. */
+#define OPTIONS_STALL_TIMEOUT_KEY "stall_timeout"
+#define OPTIONS_STALL_TIMEOUT_DEFAULT_S 10u
+#define OPTIONS_STALL_TIMEOUT_MAX_S 86400u
 /* The largest estimate -O NAME:entropy:H takes (a raw sample is <= 16 bits). */
 #define OPTIONS_MAX_ENTROPY_BITS 16
 /* The most raw samples --capture writes (SP 800-90B wants 1,000,000). */
@@ -75,6 +80,11 @@ void options_free(struct config *cfg);
  * lowers the source's own estimate is for the caller to check.
  */
 int options_entropy_bits(const char *s, double *bits);
+/*
+ * Parse the value of -O NAME:stall_timeout:SECONDS: a whole number from 0
+ * (never stalled) to OPTIONS_STALL_TIMEOUT_MAX_S. 0 or -1.
+ */
+int options_stall_timeout(const char *s, unsigned *seconds);
 /*
  * Split --health-listen ADDR:PORT (a numeric IPv4 address, or an IPv6 one
  * in brackets) into the address and a port from 1 to 65535. 0 or -1.

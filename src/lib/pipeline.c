@@ -5,7 +5,7 @@
 #include "pipeline.h"
 #include "xmalloc.h"
 
-static void pipeline_fips_input(struct pipeline *, const uint8_t *, size_t, unsigned);
+static void pipeline_fips_input(struct pipeline *, const uint8_t *, size_t, unsigned, bool);
 static void pipeline_fips_block(struct pipeline *);
 static void pipeline_failed(struct pipeline *, enum pipeline_test);
 static void pipeline_to_reserve(void *, const uint8_t *, size_t, unsigned);
@@ -26,6 +26,12 @@ pipeline_init(struct pipeline *p, bool raw, unsigned sample_bits, double unit_bi
 		sp80090b_init(&p->health, unit_bits > 0 ? unit_bits : 1, sample_bits);
 	condition_init(&p->cond, unit_bits, p->sample_bytes);
 	reserve_init(&p->reserve);
+	failure_init(&p->failures);
+	if (raw)
+		repeat_init_samples(&p->repeat, p->sample_bytes, unit_bits);
+	else
+		repeat_init_bytes(&p->repeat);
+	p->check_repeats = true;
 	pipeline_estimating(p, true);
 }
 
@@ -35,6 +41,7 @@ pipeline_free(struct pipeline *p)
 	pipeline_estimating(p, false);
 	condition_free(&p->cond);
 	reserve_free(&p->reserve);
+	repeat_free(&p->repeat);
 	explicit_bzero(p->block, sizeof p->block);
 }
 
@@ -152,10 +159,12 @@ pipeline_restart(struct pipeline *p)
 	p->block_credit = 0;
 	p->warm = false;
 	p->have_carry = false;
-	p->failure_score = 0;
-	p->good_streak = 0;
+	p->block_repeated = false;
+	p->raw_repeating = false;
+	p->carry_repeated = false;
 	explicit_bzero(p->block, sizeof p->block);
 	condition_discard(&p->cond);
+	repeat_discard(&p->repeat);
 	if (p->raw)
 		sp80090b_reset(&p->health);
 }
@@ -164,7 +173,7 @@ size_t
 pipeline_held(const struct pipeline *p)
 {
 	return p->reserve.len + p->block_len + p->cond.units * p->cond.unit_bytes +
-	    (p->have_carry ? 1 : 0);
+	    (p->have_carry ? 1 : 0) + (size_t)(p->repeat.pos - p->repeat.released);
 }
 
 /* Wipe what is held: the next byte read starts a new bootstrap word and block. */
@@ -175,6 +184,7 @@ pipeline_forget(struct pipeline *p)
 
 	reserve_clear(&p->reserve);
 	condition_discard(&p->cond);
+	repeat_discard(&p->repeat);
 	explicit_bzero(p->block, sizeof p->block);
 	explicit_bzero(p->bootstrap, sizeof p->bootstrap);
 	p->block_len = 0;
@@ -183,7 +193,28 @@ pipeline_forget(struct pipeline *p)
 	p->warm = false;
 	p->sample_carry = 0;
 	p->have_carry = false;
+	p->block_repeated = false;
+	p->raw_repeating = false;
+	p->carry_repeated = false;
 	return held;
+}
+
+void
+pipeline_skip_repeats(struct pipeline *p)
+{
+	p->check_repeats = false;
+}
+
+void
+pipeline_suspended(struct pipeline *p)
+{
+	failure_suspended(&p->failures);
+}
+
+bool
+pipeline_on_probation(const struct pipeline *p)
+{
+	return failure_on_probation(&p->failures);
 }
 
 /* Count a failed test and raise the failure score. */
@@ -201,31 +232,23 @@ pipeline_fips_block(struct pipeline *p)
 	uint64_t credit = p->block_credit;
 	int t;
 
+	if (p->block_repeated)
+		mask |= 1u << PIPELINE_TEST_REPEAT;
+	p->block_repeated = false;
 	p->block_len = 0;
 	p->block_credit = 0;
 	p->warm = true;
 	p->count.blocks_tested++;
+	failure_block(&p->failures, mask != 0);
 	if (mask != 0) {
-		for (t = 0; t < FIPS_NTESTS; t++)
+		for (t = 0; t < PIPELINE_NTESTS; t++)
 			if (mask & (1u << t))
 				pipeline_failed(p, (enum pipeline_test)t);
 		p->count.blocks_failed++;
-		p->failure_score++;
-		/*
-		 * Like rngd, good blocks count towards forgiveness across a
-		 * failure: resetting the count would let FIPS's false alarms
-		 * (about 1 in 1250 blocks) outpace forgiveness (it would take
-		 * 1000 good blocks in a row) and suspend a perfect source.
-		 */
 		explicit_bzero(p->block, sizeof p->block);
 		return;
 	}
 	p->count.blocks_passed++;
-	if (++p->good_streak >= PIPELINE_FORGIVE_BLOCKS) {
-		p->good_streak = 0;
-		if (p->failure_score > 0)
-			p->failure_score--;
-	}
 	if (p->raw)
 		pipeline_to_reserve(p, p->block, FIPS_BLOCK_BYTES, (unsigned)credit);
 	else
@@ -238,10 +261,11 @@ pipeline_fips_block(struct pipeline *p)
  * the raw path the bytes are conditioner output carrying credit_bits: each
  * block collects the share of its bytes, so the credit decided by the
  * conditioner reaches the reserve unchanged (the bootstrap word's share is
- * never output, so never credited).
+ * never output, so never credited). A repeated byte fails its block.
  */
 static void
-pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len, unsigned credit_bits)
+pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len, unsigned credit_bits,
+    bool repeated)
 {
 	size_t total = len, done = 0;
 
@@ -262,6 +286,7 @@ pipeline_fips_input(struct pipeline *p, const uint8_t *buf, size_t len, unsigned
 				n = len;
 			memcpy(p->block + p->block_len, buf, n);
 			p->block_len += n;
+			p->block_repeated |= repeated;
 			/* Shares by cumulative rounding: they add up to credit_bits. */
 			p->block_credit += (uint64_t)credit_bits * (done + n) / total -
 			    (uint64_t)credit_bits * done / total;
@@ -292,7 +317,7 @@ pipeline_to_reserve(void *arg, const uint8_t *out, size_t len, unsigned credit_b
 static void
 pipeline_to_fips(void *arg, const uint8_t *out, size_t len, unsigned credit_bits)
 {
-	pipeline_fips_input(arg, out, len, credit_bits);
+	pipeline_fips_input(arg, out, len, credit_bits, false);
 }
 
 /* Raw samples: health-test each; condition the runs of samples that passed. */
@@ -325,8 +350,7 @@ pipeline_raw_input(struct pipeline *p, const uint8_t *buf, size_t len)
 		if (r != SP80090B_PASS) {
 			/* Nothing absorbed since the last output may be used. */
 			pipeline_failed(p, r == SP80090B_RCT_FAIL ? PIPELINE_TEST_RCT : PIPELINE_TEST_APT);
-			p->failure_score++;
-			p->good_streak = 0;
+			failure_sample(&p->failures);
 			p->count.samples_discarded += (i - start) / sb + 1 + p->cond.units;
 			condition_discard(&p->cond);
 			start = i + sb;
@@ -339,16 +363,80 @@ pipeline_raw_input(struct pipeline *p, const uint8_t *buf, size_t len)
 		condition_input(&p->cond, buf + start, len - start, pipeline_to_fips, p);
 }
 
+/*
+ * Raw samples the repeat test marked: discarded with whatever the
+ * conditioner absorbed since its last output, one failure per repeated
+ * stretch. Sample boundaries are kept (a half sample is carried on).
+ */
+static void
+pipeline_raw_repeated(struct pipeline *p, size_t len)
+{
+	size_t sb = p->sample_bytes, samples;
+
+	if (!p->raw_repeating) {
+		p->raw_repeating = true;
+		pipeline_failed(p, PIPELINE_TEST_REPEAT);
+		failure_sample(&p->failures);
+	}
+	samples = p->cond.units;
+	condition_discard(&p->cond);
+	if (p->have_carry && len > 0) {
+		p->have_carry = false;
+		samples++;
+		len--;
+	}
+	samples += len / sb;
+	if (len % sb) {
+		p->have_carry = true;
+		p->carry_repeated = true;
+	}
+	p->count.samples_discarded += samples;
+}
+
+/* Bytes the repeat test let through, marked or not, on to the tests. */
+static void
+pipeline_repeat_release(void *arg, const uint8_t *buf, size_t len, bool repeated)
+{
+	struct pipeline *p = arg;
+
+	if (!p->raw) {
+		pipeline_fips_input(p, buf, len, 0, repeated);
+		return;
+	}
+	if (repeated) {
+		pipeline_raw_repeated(p, len);
+		return;
+	}
+	p->raw_repeating = false;
+	if (p->have_carry && p->carry_repeated && len > 0) {
+		/* The rest of a half sample that was repeated: discard it too. */
+		p->have_carry = p->carry_repeated = false;
+		p->count.samples_discarded++;
+		buf++;
+		len--;
+	}
+	pipeline_raw_input(p, buf, len);
+}
+
 void
 pipeline_input(struct pipeline *p, const uint8_t *buf, size_t len)
 {
 	p->count.bytes_read += len;
 	if (p->est != NULL)
 		pipeline_measure(p, buf, len);
-	if (p->raw)
+	if (p->check_repeats)
+		repeat_input(&p->repeat, buf, len, pipeline_repeat_release, p);
+	else if (p->raw)
 		pipeline_raw_input(p, buf, len);
 	else
-		pipeline_fips_input(p, buf, len, 0);
+		pipeline_fips_input(p, buf, len, 0, false);
+}
+
+void
+pipeline_end_input(struct pipeline *p)
+{
+	if (p->check_repeats)
+		repeat_flush(&p->repeat, pipeline_repeat_release, p);
 }
 
 void
@@ -377,7 +465,7 @@ pipeline_note_credit(struct pipeline *p, unsigned bits)
 bool
 pipeline_failing(const struct pipeline *p)
 {
-	return p->failure_score >= PIPELINE_FAILURE_LIMIT;
+	return failure_over_limit(&p->failures);
 }
 
 bool
@@ -411,6 +499,8 @@ pipeline_next_read(const struct pipeline *p)
 	if (p->raw)
 		return PIPELINE_RAW_READ;
 	next = FIPS_BOOTSTRAP_BYTES - p->bootstrap_len + FIPS_BLOCK_BYTES - p->block_len;
+	if (p->check_repeats)
+		next += repeat_lag(&p->repeat);
 	if (!p->warm)
 		return next;
 	want = pipeline_room_input(p);
@@ -434,5 +524,7 @@ pipeline_test_key(enum pipeline_test t)
 		return "rct";
 	if (t == PIPELINE_TEST_APT)
 		return "apt";
+	if (t == PIPELINE_TEST_REPEAT)
+		return "repeat";
 	return fips_test_key((enum fips_test)t);
 }

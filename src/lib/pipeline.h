@@ -8,7 +8,9 @@
 
 #include "condition.h"
 #include "estimate.h"
+#include "failure.h"
 #include "fips.h"
+#include "repeat.h"
 #include "reserve.h"
 #include "sp80090b.h"
 
@@ -19,6 +21,10 @@
  *   whitened bytes: FIPS on the bytes, then conditioning;
  *   raw samples:    RCT/APT on the samples, conditioning, then FIPS on the
  *                   conditioned bytes (FIPS on raw noise would reject it).
+ * Before either, the repeated-output test (repeat.c) holds the bytes back
+ * until it knows whether they repeat recent output: a FIPS block holding a
+ * repeated byte fails the test "repeat"; repeated raw samples are discarded
+ * like samples failing RCT/APT.
  * A block that fails a test is discarded and counted, never reaching the
  * reserve. The conditioner decides the credit of each output (full entropy
  * for a credited source, unit_bits > 0; nothing otherwise), capped per byte
@@ -34,9 +40,9 @@
  * figure, as pipeline_recredit does.
  */
 
-/* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks. */
-#define PIPELINE_FAILURE_LIMIT 25
-#define PIPELINE_FORGIVE_BLOCKS 1000
+/* rngd's policy: suspend at 25 failures, forgive one per 1000 good blocks (failure.h). */
+#define PIPELINE_FAILURE_LIMIT FAILURE_LIMIT
+#define PIPELINE_FORGIVE_BLOCKS FAILURE_FORGIVE_BLOCKS
 /* The largest read pipeline_next_read() asks for once a source is warm. */
 #define PIPELINE_READ_MAX 32768
 /* Raw-sample sources are read in pieces of this size. */
@@ -50,6 +56,7 @@ enum pipeline_test {
 	PIPELINE_TEST_CONTINUOUS = FIPS_CONTINUOUS,
 	PIPELINE_TEST_RCT,
 	PIPELINE_TEST_APT,
+	PIPELINE_TEST_REPEAT,     /* repeats recent output (repeat.c) */
 	PIPELINE_NTESTS
 };
 
@@ -87,8 +94,12 @@ struct pipeline {
 	bool warm;                /* a block was tested since the last (re)start */
 	struct conditioner cond;
 	struct reserve reserve;
-	unsigned failure_score;   /* rises per failed block, falls per 1000 good */
-	unsigned good_streak;     /* good blocks since the last forgiveness */
+	struct failure_history failures; /* kept across restarts */
+	struct repeat repeat;     /* the repeated-output test; its history is kept across restarts */
+	bool check_repeats;       /* false: --no-repeat-test */
+	bool block_repeated;      /* the block being gathered holds a repeated byte */
+	bool raw_repeating;       /* raw path: inside a repeated stretch */
+	bool carry_repeated;      /* raw path: the carried half sample was repeated */
 	struct pipeline_counters count;
 };
 
@@ -98,13 +109,16 @@ struct pipeline {
  */
 void pipeline_init(struct pipeline *, bool raw, unsigned sample_bits, double unit_bits);
 void pipeline_free(struct pipeline *);
-/* Restart the tests after a reopen; the reserve and counters stay. */
+/*
+ * Restart the tests after a reopen; the reserve, the counters, the failure
+ * history and the repeat test's history stay.
+ */
 void pipeline_restart(struct pipeline *);
 /*
  * Bytes held from the source that have not reached a sink: the reserve, a
  * partial FIPS block, input absorbed by the conditioner but not yet output,
- * and half a two-byte sample (the bootstrap word is never output: not
- * counted).
+ * half a two-byte sample, and what the repeat test holds back (the
+ * bootstrap word is never output: not counted).
  */
 size_t pipeline_held(const struct pipeline *);
 /*
@@ -131,6 +145,14 @@ double pipeline_limit(struct pipeline *, double bits);
 void pipeline_estimating(struct pipeline *, bool on);
 /* The latest figures of the online estimate, or NULL before the first. */
 const struct estimate_result *pipeline_estimate_result(const struct pipeline *);
+/* Leave out the repeated-output test (--no-repeat-test). */
+void pipeline_skip_repeats(struct pipeline *);
+/* The input ended for good: test and pass on what the repeat test holds back. */
+void pipeline_end_input(struct pipeline *);
+/* The source was suspended for its failures: it returns on probation (failure.h). */
+void pipeline_suspended(struct pipeline *);
+/* Whether the source was suspended since its failure score was last 0. */
+bool pipeline_on_probation(const struct pipeline *);
 /* At most bits_per_byte (1..8) credited per output byte; 8 unless set. */
 void pipeline_cap_credit(struct pipeline *, unsigned bits_per_byte);
 /* Push bytes read from the source through the tests into the reserve. */

@@ -21,6 +21,7 @@
 #include "estimate.h"
 #include "fips.h"
 #include "log.h"
+#include "repeat.h"
 #include "sp80090b.h"
 
 #define PREFIX "entropytest: "
@@ -37,6 +38,7 @@ static struct {
 	uint64_t blockcount, blockstats, timedstats_s;
 	bool pipe;
 	bool estimate;            /* --estimate: SP 800-90B 6.3 estimates, no FIPS */
+	bool repeat;            /* -r: the repeated-output test too */
 	unsigned sample_bits;
 	double min_entropy;
 } opt;
@@ -50,6 +52,14 @@ static struct {
 
 static int entropytest_in = STDIN_FILENO;
 static struct sp80090b entropytest_health;
+/* -r: the daemon's repeated-output test over the same stream. */
+static struct {
+	struct repeat test;
+	uint64_t boot_bytes;     /* stream bytes before the first block */
+	uint64_t released;       /* stream bytes the test handed on */
+	int64_t last_block;      /* the last block counted, -1 for none */
+	uint64_t blocks;         /* blocks holding a repeated byte */
+} entropytest_repeat = { .last_block = -1 };
 static volatile sig_atomic_t entropytest_stop;
 
 static void entropytest_usage(FILE *, int) __attribute__((noreturn));
@@ -61,6 +71,7 @@ static const struct option entropytest_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "min-entropy", required_argument, NULL, 'H' },
 	{ "pipe", no_argument, NULL, 'p' },
+	{ "repeat", no_argument, NULL, 'r' },
 	{ "sample-bits", required_argument, NULL, 'w' },
 	{ "timedstats", required_argument, NULL, 't' },
 	{ "version", no_argument, NULL, 'V' },
@@ -72,7 +83,7 @@ static void
 entropytest_usage(FILE *f, int code)
 {
 	fprintf(f,
-	    "usage: entropytest [-hpV] [-b n] [-c n] [-H bits] [-t n] [-w bits] [file]\n"
+	    "usage: entropytest [-hprV] [-b n] [-c n] [-H bits] [-t n] [-w bits] [file]\n"
 	    "       entropytest -e -w bits [file]\n"
 	    "Check random data with the FIPS 140-2 tests, as rngtest does; or, with -e,\n"
 	    "estimate the min-entropy of raw samples as NIST's ea_non_iid does.\n"
@@ -82,6 +93,8 @@ entropytest_usage(FILE *f, int code)
 	    "  -e, --estimate         SP 800-90B 6.3 estimates of the samples (with -w)\n"
 	    "  -H, --min-entropy=H    SP 800-90B tests at H bits per sample\n"
 	    "  -p, --pipe             copy passing blocks to standard output\n"
+	    "  -r, --repeat           also test for repeats of recent output, as entropyd\n"
+	    "                         does, and report them on one more line\n"
 	    "  -t, --timedstats=n     print statistics every n seconds\n"
 	    "  -w, --sample-bits=n    each byte is a sample of n bits (1-8)\n"
 	    "  -h, --help             show this help\n"
@@ -143,7 +156,19 @@ entropytest_speed_print(const char *what, const struct entropytest_speed *sp)
 	    what, lo, avg, hi, units[u]);
 }
 
-/* The statistics report, line for line as rngtest prints it. */
+/* Blocks with a repeated byte, less a short last block that was never tested. */
+static uint64_t
+entropytest_repeat_blocks(void)
+{
+	uint64_t n = entropytest_repeat.blocks;
+
+	if (entropytest_repeat.last_block >= 0 &&
+	    (uint64_t)entropytest_repeat.last_block >= stats.good + stats.bad)
+		n--;
+	return n;
+}
+
+/* The statistics report, line for line as rngtest prints it (and -r's line). */
 static void
 entropytest_report(void)
 {
@@ -161,6 +186,11 @@ entropytest_report(void)
 	for (t = 0; t < FIPS_NTESTS; t++)
 		fprintf(stderr, PREFIX "FIPS 140-2(2001-10-10) %s: %llu\n",
 		    fips_test_name(t), (unsigned long long)stats.failures[t]);
+	if (opt.repeat)
+		fprintf(stderr, PREFIX "Repeated output (%zu or more bytes, up to %zu "
+		    "back): %llu blocks\n", repeat_min_caught(&entropytest_repeat.test),
+		    repeat_reach(&entropytest_repeat.test),
+		    (unsigned long long)entropytest_repeat_blocks());
 	if (opt.sample_bits) {
 		fprintf(stderr, PREFIX "SP 800-90B RCT (cutoff %u): %llu failures\n",
 		    entropytest_health.rct_cutoff,
@@ -178,12 +208,37 @@ entropytest_report(void)
 	    (unsigned long long)(clock_now_ns() - stats.start_ns) / 1000);
 }
 
-/* Count bytes as taken from the input, and feed them to SP 800-90B. */
+/* -r: count the blocks the repeat test marked bytes of. */
+static void
+entropytest_repeat_release(void *arg, const uint8_t *buf, size_t len, bool repeated)
+{
+	uint64_t from = entropytest_repeat.released, until = from + len, boot;
+	int64_t first, last;
+
+	entropytest_repeat.released = until;
+	boot = entropytest_repeat.boot_bytes;
+	if (!repeated || until <= boot)
+		return;
+	if (from < boot)
+		from = boot;
+	first = (int64_t)((from - boot) / FIPS_BLOCK_BYTES);
+	last = (int64_t)((until - 1 - boot) / FIPS_BLOCK_BYTES);
+	if (first <= entropytest_repeat.last_block)
+		first = entropytest_repeat.last_block + 1;
+	if (last >= first) {
+		entropytest_repeat.blocks += (uint64_t)(last - first + 1);
+		entropytest_repeat.last_block = last;
+	}
+}
+
+/* Count bytes as taken from the input, and feed them to SP 800-90B and -r. */
 static void
 entropytest_consume(const uint8_t *p, size_t len)
 {
 	size_t i;
 
+	if (opt.repeat)
+		repeat_input(&entropytest_repeat.test, p, len, entropytest_repeat_release, NULL);
 	stats.bytes_received += len;
 	if (opt.sample_bits)
 		for (i = 0; i < len; i++)
@@ -266,7 +321,7 @@ entropytest_options(int argc, char **argv)
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:c:eH:hpt:Vw:",
+	while ((ch = getopt_long(argc, argv, ":b:c:eH:hprt:Vw:",
 	    entropytest_longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
@@ -294,6 +349,9 @@ entropytest_options(int argc, char **argv)
 		case 'p':
 			opt.pipe = true;
 			have_fips_flag = true;
+			break;
+		case 'r':
+			opt.repeat = true;
 			break;
 		case 't':
 			opt.timedstats_s = entropytest_count(ch, optarg);
@@ -555,6 +613,8 @@ main(int argc, char **argv)
 	if (opt.sample_bits)
 		sp80090b_init(&entropytest_health, opt.min_entropy,
 		    opt.sample_bits);
+	if (opt.repeat)
+		repeat_init_bytes(&entropytest_repeat.test);
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = entropytest_signal;
@@ -574,13 +634,18 @@ main(int argc, char **argv)
 			fprintf(stderr, PREFIX "entropy source exhausted!\n");
 		return EXIT_FAILURE;
 	}
+	entropytest_repeat.boot_bytes = want;
 	entropytest_consume(boot, want);
 	fips_init(&ctx, boot + want - FIPS_BOOTSTRAP_BYTES);
 
 	entropytest_loop(&ctx);
+	if (opt.repeat)
+		repeat_flush(&entropytest_repeat.test, entropytest_repeat_release, NULL);
 	entropytest_report();
 
 	bad = stats.bad > 0 || stats.good == 0;
+	if (opt.repeat && entropytest_repeat_blocks() > 0)
+		bad = true;
 	if (opt.sample_bits && (entropytest_health.rct_failures > 0 ||
 	    entropytest_health.apt_failures > 0))
 		bad = true;

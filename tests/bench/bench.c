@@ -6,6 +6,10 @@
  *                       conditioner takes at 8 bits per byte), interleaved;
  *                       one line per run: "condition SECONDS sha256 SECONDS"
  *   rdrand SECONDS      raw RDRAND64 rate alone: "rdrand BYTES SECONDS"
+ *   pipeline MB RUNS    the in-process pipeline (FIPS 140-2, SHA-256 at 8 bits
+ *                       per byte, reserve) with and without the repeated-output
+ *                       test on the same buffer, interleaved; one line per
+ *                       run: "pipeline SECONDS norepeat SECONDS"
  *   source NAME SECONDS [OPTION...]
  *                       the module's own read() rate in this process, in
  *                       reads of PIPELINE_READ_MAX bytes, for SECONDS or to
@@ -120,6 +124,56 @@ bench_condition_cmd(int argc, char **argv)
 		double ts = bench_sha256(buf, len);
 
 		printf("condition %.6f sha256 %.6f\n", tc, ts);
+	}
+	free(buf);
+	return bench_outputs == 0 ? EX_SOFTWARE : EX_OK;
+}
+
+/* One pass of the buffer through a fresh credited pipeline, drained as it fills. */
+static double
+bench_pipeline_once(const uint8_t *buf, size_t len, bool repeats)
+{
+	static uint8_t drain[RESERVE_CAPACITY];
+	struct pipeline p;
+	double t0 = bench_now();
+	size_t off, step = PIPELINE_READ_MAX;
+	unsigned credit;
+
+	pipeline_init(&p, false, 0, 8);
+	if (!repeats)
+		pipeline_skip_repeats(&p);
+	for (off = 0; off < len; off += step) {
+		pipeline_input(&p, buf + off, len - off < step ? len - off : step);
+		pipeline_take(&p, drain, sizeof drain, &credit);
+	}
+	bench_outputs += p.count.blocks_passed;
+	pipeline_free(&p);
+	return bench_now() - t0;
+}
+
+/* The pipeline with and without the repeat test, interleaved over runs. */
+static int
+bench_pipeline_cmd(int argc, char **argv)
+{
+	size_t len;
+	uint8_t *buf;
+	int runs, r;
+
+	if (argc != 2 || atof(argv[0]) <= 0 || atoi(argv[1]) < 1) {
+		fprintf(stderr, "usage: entropyd-bench pipeline MB RUNS\n");
+		return EX_USAGE;
+	}
+	len = (size_t)(atof(argv[0]) * 1e6);
+	runs = atoi(argv[1]);
+	condition_global_init();
+	buf = xmalloc(len);
+	gcry_randomize(buf, len, GCRY_WEAK_RANDOM);
+	bench_pipeline_once(buf, len, false); /* warm up caches and the CPU */
+	for (r = 0; r < runs; r++) {
+		double with = bench_pipeline_once(buf, len, true);
+		double without = bench_pipeline_once(buf, len, false);
+
+		printf("pipeline %.6f norepeat %.6f\n", with, without);
 	}
 	free(buf);
 	return bench_outputs == 0 ? EX_SOFTWARE : EX_OK;
@@ -301,6 +355,8 @@ main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "condition") == 0)
 		return bench_condition_cmd(argc - 2, argv + 2);
+	if (argc >= 2 && strcmp(argv[1], "pipeline") == 0)
+		return bench_pipeline_cmd(argc - 2, argv + 2);
 	if (argc == 3 && strcmp(argv[1], "rdrand") == 0 && atof(argv[2]) > 0)
 		return bench_rdrand(atof(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "source") == 0 && atof(argv[3]) > 0)
@@ -308,7 +364,7 @@ main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "estimate") == 0 && atof(argv[3]) > 0 &&
 	    atoi(argv[4]) >= 1)
 		return bench_estimate(argc - 2, argv + 2);
-	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | rdrand SECONDS | "
-	    "source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS\n");
+	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
+	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS\n");
 	return EX_USAGE;
 }

@@ -157,9 +157,12 @@ pipeline_run() {
 	read=$(sed -n 's/.*; read \([0-9]*\) bytes.*/\1/p' "$work/plog" | head -1)
 	echo "${read:-0} $t0 $t1" | awk '{ printf "%.6g\n", $1 / ($3 - $2) }'
 }
-# pipeline_case NAME SECONDS|- RAW-SECONDS -- DAEMON-ARGS...: one figure line,
-# the daemon's input rate against the module's own read() rate in-process
-# (entropyd-bench source, the same module and options).
+# pipeline_case NAME SECONDS|- RAW-SECONDS -- DAEMON-ARGS...: the figure
+# lines of the daemon's input rate against the module's own read() rate
+# in-process (entropyd-bench source, the same module and options), with the
+# repeated-output test (the default: "pipeline") and without it
+# (--no-repeat-test: "pipeline-norepeat"), and the cost of the test as the
+# ratio of the two ("repeat-cost"), all three interleaved over the runs.
 pipeline_case() {
 	name=$1
 	secs=$2
@@ -168,17 +171,29 @@ pipeline_case() {
 	: >"$work/pipe.ratio"
 	: >"$work/pipe.d"
 	: >"$work/pipe.r"
+	: >"$work/pipe.n"
+	: >"$work/pipe.nratio"
+	: >"$work/pipe.cost"
 	r=0
 	while [ $r -lt "$runs" ]; do
 		d=$(pipeline_run "$secs" -x all -n "$name" "$@")
 		w=$("$bench" source "$name" "$rawsecs" "$@" | awk '{ printf "%.6g", $2 / $3 }')
+		n=$(pipeline_run "$secs" -x all -n "$name" --no-repeat-test "$@")
 		echo "$d" >>"$work/pipe.d"
 		echo "$w" >>"$work/pipe.r"
+		echo "$n" >>"$work/pipe.n"
 		echo "$d $w" | awk '{ print ($2 > 0 ? $1 / $2 : 0) }' >>"$work/pipe.ratio"
+		echo "$n $w" | awk '{ print ($2 > 0 ? $1 / $2 : 0) }' >>"$work/pipe.nratio"
+		echo "$d $n" | awk '{ print ($2 > 0 ? $1 / $2 : 0) }' >>"$work/pipe.cost"
 		r=$((r + 1))
 	done
 	ratio_line "pipeline" "$name via entropyd $(rate "$(median <"$work/pipe.d")")" \
 	    "$name read() alone $(rate "$(median <"$work/pipe.r")")" "$work/pipe.ratio" ">=" 0.6
+	ratio_line "pipeline-norepeat" \
+	    "$name via entropyd --no-repeat-test $(rate "$(median <"$work/pipe.n")")" \
+	    "$name read() alone $(rate "$(median <"$work/pipe.r")")" "$work/pipe.nratio" ">=" 0.6
+	ratio_line "repeat-cost" "pipeline with the repeat test $(rate "$(median <"$work/pipe.d")")" \
+	    "without $(rate "$(median <"$work/pipe.n")")" "$work/pipe.cost" ">=" 0.95
 }
 # RDRAND where the daemon has it and says it is usable here; else the file
 # source on tmpfs, credited 8 bits per byte.
@@ -187,6 +202,14 @@ if "$entropyd" -l 2>/dev/null | awk '$1 == "rdrand" && $4 == "usable:" { ok = 1 
 else
 	pipeline_case file - 5 -- -O "file:path:$work/data" -O file:entropy:8
 fi
+
+# --- The repeat test's CPU cost: the pipeline in one process, no source -------
+"$bench" pipeline "$mb" "$runs" >"$work/pcpu" || { echo "bench: entropyd-bench failed" >&2; exit 1; }
+awk '{ print $4 / $2 }' "$work/pcpu" >"$work/pcpu.ratio"
+pw=$(awk '{ print $2 }' "$work/pcpu" | median)
+pn=$(awk '{ print $4 }' "$work/pcpu" | median)
+ratio_line repeat-cpu "pipeline in-process with the repeat test $(rate "$(calc "$bytes / $pw")")" \
+    "without $(rate "$(calc "$bytes / $pn")")" "$work/pcpu.ratio" ">=" 0.95
 
 # --- Online entropy estimates: their cost on the jitter source -------------
 # The jitter source read as the daemon reads it, through a pipeline with the

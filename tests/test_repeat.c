@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <gcrypt.h>
+
+#include "condition.h"
+#include "pipeline.h"
+#include "repeat.h"
+
+#define STREAM_MAX (1u << 20)
+
+/* What the repeat test handed on: the bytes, and per byte whether it was marked. */
+static uint8_t *out;
+static uint8_t *marked;
+static size_t out_len;
+
+static void
+random_bytes(uint8_t *buf, size_t len)
+{
+	condition_global_init();
+	gcry_create_nonce(buf, len);
+}
+
+static void
+release(void *arg, const uint8_t *buf, size_t len, bool repeated)
+{
+	cr_assert_leq(out_len + len, STREAM_MAX);
+	memcpy(out + out_len, buf, len);
+	memset(marked + out_len, repeated, len);
+	out_len += len;
+}
+
+static void
+setup(void)
+{
+	out = malloc(STREAM_MAX);
+	marked = malloc(STREAM_MAX);
+	out_len = 0;
+}
+
+static void
+teardown(void)
+{
+	free(out);
+	free(marked);
+}
+
+/* Push a stream through in pieces of varying sizes (1 to 9000 bytes), then flush. */
+static void
+run(struct repeat *r, const uint8_t *in, size_t len)
+{
+	static const size_t sizes[] = { 1, 4096, 17, 2500, 9000, 63, 64, 700, 3, 32768 };
+	size_t off = 0, i;
+
+	for (i = 0; off < len; i++) {
+		size_t n = sizes[i % 10];
+
+		if (n > len - off)
+			n = len - off;
+		repeat_input(r, in + off, n, release, NULL);
+		off += n;
+	}
+	repeat_flush(r, release, NULL);
+	cr_assert_eq(out_len, len, "every byte is handed on once the input ends");
+	cr_assert_arr_eq(out, in, len, "unchanged and in order");
+}
+
+/* Count the marked bytes in [from, until). */
+static size_t
+count_marked(size_t from, size_t until)
+{
+	size_t i, n = 0;
+
+	for (i = from; i < until; i++)
+		n += marked[i];
+	return n;
+}
+
+TestSuite(repeat, .init = setup, .fini = teardown);
+
+Test(repeat, random_data_is_never_marked)
+{
+	struct repeat r;
+	uint8_t *in = malloc(STREAM_MAX);
+
+	random_bytes(in, STREAM_MAX);
+	repeat_init_bytes(&r);
+	run(&r, in, STREAM_MAX);
+	cr_expect_eq(count_marked(0, STREAM_MAX), 0, "1 MiB of random bytes holds no repeat");
+	cr_expect_eq(r.hits, 0);
+	repeat_free(&r);
+	free(in);
+}
+
+/* A block of `period` random bytes, repeated to fill len: every repeat is marked. */
+static void
+check_period(size_t period, size_t len)
+{
+	struct repeat r;
+	uint8_t *in = malloc(len);
+	size_t i;
+
+	random_bytes(in, period);
+	for (i = period; i < len; i++)
+		in[i] = in[i - period];
+	repeat_init_bytes(&r);
+	run(&r, in, len);
+	cr_expect_eq(count_marked(period, len), len - period,
+	    "every byte of every repeat of a %zu-byte block is marked", period);
+	cr_expect_eq(count_marked(0, period - 50), 0,
+	    "the first copy is not (but for the 50 bytes a hit can reach back)");
+	repeat_free(&r);
+	free(in);
+}
+
+Test(repeat, repeated_2500_byte_blocks_are_marked)
+{
+	check_period(2500, 20 * 2500);
+}
+
+Test(repeat, repeated_4096_byte_blocks_are_marked)
+{
+	check_period(4096, 20 * 4096);
+}
+
+Test(repeat, a_stale_32k_read_is_marked)
+{
+	check_period(32768, 4 * 32768);
+}
+
+Test(repeat, a_64_byte_chunk_repeated_at_any_offset_is_marked)
+{
+	static const size_t at[] = { 1000, 5003, 9999, 20001, 30030, 47000, 60007 };
+	struct repeat r;
+	uint8_t *in = malloc(65536), chunk[64];
+	size_t i, k;
+
+	for (k = 0; k < 64; k++) { /* every alignment against both grids */
+		random_bytes(in, 65536);
+		random_bytes(chunk, sizeof chunk);
+		for (i = 0; i < sizeof at / sizeof at[0]; i++)
+			memcpy(in + at[i] + (i > 0 ? k : 0), chunk, sizeof chunk);
+		out_len = 0;
+		repeat_init_bytes(&r);
+		run(&r, in, 65536);
+		for (i = 1; i < sizeof at / sizeof at[0]; i++) {
+			size_t s = at[i] + k;
+
+			cr_assert_eq(count_marked(s, s + 64), 64, "copy %zu at offset %zu: marked", i, s);
+			/*
+			 * Marks reach no further than a hit can: 50 bytes before, 58 after;
+			 * 8 more for the chance (1 in 256 a byte) that the random bytes
+			 * next to two copies are equal, making the repeat longer.
+			 */
+			cr_assert_eq(count_marked(s + 64 + 58 + 8, i + 1 < sizeof at / sizeof at[0] ?
+			    at[i + 1] + k - 50 - 8 : 65536), 0, "nothing after copy %zu", i);
+		}
+		cr_assert_eq(count_marked(0, at[1] + k - 50 - 8), 0, "the first copy is not marked");
+		repeat_free(&r);
+	}
+	free(in);
+}
+
+Test(repeat, the_history_reaches_34_kib_back)
+{
+	struct repeat r;
+	uint8_t *in = malloc(200000);
+
+	random_bytes(in, 200000);
+	repeat_init_bytes(&r);
+	cr_assert_eq(repeat_reach(&r), 2047 * 17, "more than a 32 KiB read");
+	/* A 4 KiB block seen 30,000 bytes earlier is caught; one 40,000 bytes back is not. */
+	memcpy(in + 34000, in + 4000, 4096);
+	memcpy(in + 150000, in + 110000, 4096);
+	run(&r, in, 200000);
+	cr_expect_eq(count_marked(34000, 34000 + 4096), 4096, "within reach: marked");
+	cr_expect_eq(count_marked(150000 - 100, 150000 + 4200), 0,
+	    "beyond the history (%zu bytes): not marked", repeat_reach(&r));
+	repeat_free(&r);
+	free(in);
+}
+
+Test(repeat, a_reopen_keeps_the_history)
+{
+	struct repeat r;
+	uint8_t block[4096];
+
+	random_bytes(block, sizeof block);
+	repeat_init_bytes(&r);
+	repeat_input(&r, block, sizeof block, release, NULL);
+	repeat_discard(&r); /* the writer reconnected */
+	cr_expect_eq(repeat_lag(&r), repeat_min_caught(&r), "the next bytes wait for the lookahead");
+	out_len = 0;
+	repeat_input(&r, block, sizeof block, release, NULL);
+	repeat_flush(&r, release, NULL);
+	cr_assert_eq(out_len, sizeof block);
+	cr_expect_eq(count_marked(0, sizeof block), sizeof block,
+	    "the same block after a reconnect is still a repeat");
+	repeat_free(&r);
+}
+
+Test(repeat, lag_holds_back_the_lookahead)
+{
+	struct repeat r;
+	uint8_t buf[1000];
+
+	random_bytes(buf, sizeof buf);
+	repeat_init_bytes(&r);
+	cr_expect_eq(repeat_min_caught(&r), 58, "8-byte windows, strides 17 and 3");
+	cr_expect_eq(repeat_lag(&r), 58);
+	repeat_input(&r, buf, 10, release, NULL);
+	cr_expect_eq(out_len, 0);
+	cr_expect_eq(repeat_lag(&r), 48);
+	repeat_input(&r, buf + 10, 3, release, NULL);
+	repeat_input(&r, buf + 13, 987, release, NULL);
+	cr_expect_eq(out_len, 1000 - 58, "all but the last 58 bytes are handed on");
+	cr_expect_arr_eq(out, buf, out_len);
+	cr_expect_eq(repeat_lag(&r), 0);
+	repeat_free(&r);
+}
+
+Test(repeat, raw_windows_carry_128_assessed_bits)
+{
+	struct repeat r;
+
+	repeat_init_samples(&r, 1, 1.0 / 3); /* jitter */
+	cr_expect_eq(r.window, 384);
+	cr_expect_eq(r.lookup_stride, 5, "coprime with the window");
+	repeat_init_samples(&r, 2, 0.5); /* audio */
+	cr_expect_eq(r.window, 512);
+	cr_expect_eq(r.lookup_stride, 3);
+	repeat_init_samples(&r, 2, 2); /* raw ChaosKey */
+	cr_expect_eq(r.window, 128);
+	repeat_init_samples(&r, 1, 8);
+	cr_expect_eq(r.window, 16);
+	repeat_init_bytes(&r);
+	cr_expect_eq(r.window, 8);
+	repeat_init_samples(&r, 1, 0.001);
+	cr_expect_eq(r.window, REPEAT_WINDOW_MAX, "capped");
+	cr_expect_lt(r.lookahead, 8 * REPEAT_WINDOW_MAX);
+	repeat_init_samples(&r, 1, 0); /* uncredited: as 1 bit per sample */
+	cr_expect_eq(r.window, 128);
+}
+
+Test(repeat, a_stale_raw_buffer_is_marked)
+{
+	struct repeat r;
+	uint8_t *in = malloc(5 * 4096);
+	size_t i;
+
+	random_bytes(in, 4096);
+	for (i = 0; i < 4096; i++)
+		in[i] &= 0x0f; /* 4-bit samples */
+	for (i = 4096; i < 5 * 4096; i++)
+		in[i] = in[i - 4096];
+	repeat_init_samples(&r, 1, 1.0 / 3);
+	run(&r, in, 5 * 4096);
+	cr_expect_eq(count_marked(4096, 5 * 4096), 4 * 4096);
+	repeat_free(&r);
+	free(in);
+}
+
+/* Input: the bootstrap word and blocks; what passed is conditioned. */
+static void
+pipeline_feed(struct pipeline *p, const uint8_t *in, size_t len)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += 3000)
+		pipeline_input(p, in + off, len - off < 3000 ? len - off : 3000);
+}
+
+/* A stream of one block repeated: nothing passes, everything counts as "repeat". */
+static void
+pipeline_period(size_t period)
+{
+	struct pipeline p;
+	size_t len = 4 + 40 * FIPS_BLOCK_BYTES, i;
+	uint8_t *in = malloc(len);
+
+	random_bytes(in, period);
+	for (i = period; i < len; i++)
+		in[i] = in[i - period];
+	pipeline_init(&p, false, 0, 8);
+	pipeline_feed(&p, in, len);
+	pipeline_end_input(&p);
+	cr_expect_eq(p.count.blocks_tested, 40);
+	/* Blocks ending before the first repeat (less the 50 bytes a mark reaches back) pass. */
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT],
+	    period <= FIPS_BLOCK_BYTES ? 40 : 40 - (period - 50 - 4) / FIPS_BLOCK_BYTES,
+	    "every block holding a repeated byte fails");
+	cr_expect_eq(p.count.bytes_conditioned, p.count.blocks_passed * FIPS_BLOCK_BYTES / 40 * 32,
+	    "only blocks before the first repeat are conditioned");
+	cr_expect_eq(strcmp(pipeline_test_key(PIPELINE_TEST_REPEAT), "repeat"), 0);
+	pipeline_free(&p);
+	free(in);
+}
+
+Test(repeat, pipeline_fails_blocks_repeating_2500_bytes)
+{
+	pipeline_period(2500);
+}
+
+Test(repeat, pipeline_fails_blocks_repeating_4096_bytes)
+{
+	pipeline_period(4096);
+}
+
+Test(repeat, pipeline_fails_blocks_repeating_8000_bytes)
+{
+	pipeline_period(8000);
+}
+
+Test(repeat, a_repeated_chunk_fails_only_its_block)
+{
+	struct pipeline p;
+	size_t len = 4 + 20 * FIPS_BLOCK_BYTES;
+	uint8_t *in = malloc(len), chunk[64];
+
+	random_bytes(in, len);
+	random_bytes(chunk, sizeof chunk);
+	/* The first copy in block 2; repeats inside blocks 5 and 11, far from their edges. */
+	memcpy(in + 4 + 2 * FIPS_BLOCK_BYTES + 1000, chunk, 64);
+	memcpy(in + 4 + 5 * FIPS_BLOCK_BYTES + 777, chunk, 64);
+	memcpy(in + 4 + 11 * FIPS_BLOCK_BYTES + 1501, chunk, 64);
+	pipeline_init(&p, false, 0, 8);
+	pipeline_feed(&p, in, len);
+	pipeline_end_input(&p);
+	cr_expect_eq(p.count.blocks_tested, 20);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT], 2,
+	    "the two blocks with a copy fail, no other");
+	cr_expect_geq(p.count.blocks_passed, 17, "random data fails FIPS about 1 block in 1,300");
+	pipeline_free(&p);
+	free(in);
+}
+
+Test(repeat, skipping_the_test_lets_repeats_through)
+{
+	struct pipeline p;
+	size_t len = 4 + 10 * FIPS_BLOCK_BYTES, i;
+	uint8_t *in = malloc(len);
+
+	random_bytes(in, 4096);
+	for (i = 4096; i < len; i++)
+		in[i] = in[i - 4096];
+	pipeline_init(&p, false, 0, 8);
+	pipeline_skip_repeats(&p);
+	pipeline_feed(&p, in, len);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT], 0);
+	cr_expect_geq(p.count.blocks_passed, 9, "FIPS 140-2 alone passes a repeated block");
+	pipeline_free(&p);
+	free(in);
+}
+
+Test(repeat, raw_repeats_are_discarded_before_the_conditioner)
+{
+	struct pipeline p;
+	uint8_t *in = malloc(6 * 4096);
+	size_t i;
+	uint64_t outputs;
+
+	random_bytes(in, 4096);
+	for (i = 4096; i < 6 * 4096; i++)
+		in[i] = in[i - 4096];
+	/* 8-bit samples at 1 bit each: 128-sample windows. */
+	pipeline_init(&p, true, 8, 1);
+	pipeline_input(&p, in, 4096);
+	outputs = p.cond.outputs;
+	pipeline_input(&p, in + 4096, 5 * 4096);
+	pipeline_end_input(&p);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT], 1, "one repeated stretch");
+	cr_expect_leq(p.cond.outputs, outputs + 1,
+	    "the repeats made no output (the first copy's tail may finish one)");
+	cr_expect_geq(p.count.samples_discarded, 5 * 4096 - 200);
+	pipeline_free(&p);
+	free(in);
+}
