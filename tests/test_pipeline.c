@@ -493,18 +493,21 @@ Test(pipeline, two_byte_samples_split_across_reads)
 Test(pipeline, forget_wipes_what_is_held_and_only_fresh_input_comes_out)
 {
 	struct pipeline p;
-	static uint8_t old[4 + 3 * FIPS_BLOCK_BYTES + 1000], fresh[4 + FIPS_BLOCK_BYTES];
+	static uint8_t old[4 + 3 * FIPS_BLOCK_BYTES + 1000], fresh[4 + FIPS_BLOCK_BYTES + 512];
 	uint8_t out[RESERVE_CAPACITY], want[CONDITION_OUTPUT_BYTES];
-	size_t held, i, n;
+	size_t held, i, n, lookahead;
 	unsigned credit;
 
 	/* Uncredited: one output per 64 input bytes. */
 	pipeline_init(&p, false, 0, 0);
+	lookahead = repeat_min_caught(&p.repeat);
 	random_bytes(old, sizeof old);
 	pipeline_input(&p, old, sizeof old);
 	cr_assert_gt(p.reserve.len, 0);
-	cr_assert_eq(p.block_len, 1000, "a partial FIPS block is held");
-	held = p.reserve.len + p.block_len + p.cond.units;
+	cr_assert_eq(p.repeat.pos - p.repeat.released, lookahead,
+	    "the repeat test holds back the newest bytes");
+	cr_assert_eq(p.block_len, 1000 - lookahead, "a partial FIPS block is held");
+	held = p.reserve.len + p.block_len + p.cond.units + lookahead;
 	cr_assert_gt(p.cond.units, 0, "so is conditioner input not yet output");
 	cr_expect_eq(pipeline_held(&p), held);
 	cr_expect_eq(pipeline_forget(&p), held, "the bytes discarded are the bytes held");
@@ -515,11 +518,13 @@ Test(pipeline, forget_wipes_what_is_held_and_only_fresh_input_comes_out)
 		cr_assert_eq(p.reserve.ring[i], 0, "the reserve is wiped");
 	for (i = 0; i < sizeof p.block; i++)
 		cr_assert_eq(p.block[i], 0, "the partial block is wiped");
-	cr_expect_eq(pipeline_next_read(&p), 4 + FIPS_BLOCK_BYTES,
-	    "the next read completes a fresh bootstrap word and block");
+	for (i = 0; i < lookahead; i++)
+		cr_assert_eq(p.repeat.hold[i], 0, "the repeat test's hold-back is wiped");
+	cr_expect_eq(pipeline_next_read(&p), 4 + FIPS_BLOCK_BYTES + lookahead,
+	    "the next read completes a fresh bootstrap word and block past the hold-back");
 
 	random_bytes(fresh, sizeof fresh);
-	pipeline_input(&p, fresh, sizeof fresh);
+	pipeline_input(&p, fresh, 4 + FIPS_BLOCK_BYTES + lookahead);
 	cr_assert_eq(p.count.blocks_failed, 0);
 	n = pipeline_take(&p, out, sizeof out, &credit);
 	cr_assert_eq(n, FIPS_BLOCK_BYTES / CONDITION_UNCREDITED_BYTES * CONDITION_OUTPUT_BYTES);
@@ -529,8 +534,8 @@ Test(pipeline, forget_wipes_what_is_held_and_only_fresh_input_comes_out)
 		cr_assert_arr_eq(out + i * CONDITION_OUTPUT_BYTES, want, CONDITION_OUTPUT_BYTES,
 		    "output %zu is SHA-256 of fresh input alone", i);
 	}
-	cr_expect_eq(pipeline_held(&p), FIPS_BLOCK_BYTES % CONDITION_UNCREDITED_BYTES,
-	    "only the fresh block's tail waits in the conditioner");
+	cr_expect_eq(pipeline_held(&p), FIPS_BLOCK_BYTES % CONDITION_UNCREDITED_BYTES + lookahead,
+	    "only the fresh block's tail waits in the conditioner, and the fresh hold-back");
 	pipeline_free(&p);
 }
 
@@ -543,6 +548,7 @@ Test(pipeline, forget_keeps_the_health_tests_of_a_raw_source)
 
 	pipeline_init(&p, true, 12, 4);
 	pipeline_estimating(&p, false); /* the made-up samples would measure low */
+	pipeline_skip_repeats(&p);      /* and they repeat */
 	for (i = 0; i + 1 < sizeof samples; i += 2) {
 		samples[i] = (uint8_t)(i * 7);
 		samples[i + 1] = (uint8_t)(i % 16);
@@ -586,6 +592,7 @@ Test(pipeline, a_raw_source_measuring_low_is_credited_what_it_measures)
 
 	/* 8-bit samples claiming 1/3 bit each, as jitter does. */
 	pipeline_init(&p, true, 8, 1.0 / 3);
+	pipeline_skip_repeats(&p); /* the pattern repeats: this test is about the estimate */
 	cr_expect_null(pipeline_estimate_result(&p), "no figure before any sample");
 	patterned_samples(samples, 1000);
 	pipeline_input(&p, samples, 1000);
