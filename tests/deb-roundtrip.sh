@@ -92,7 +92,13 @@ daemon_pid() {
 	[ -n "$running" ] && kill -0 "$running" 2>/dev/null && echo "$running"
 }
 # healthy: the system daemon answers /health with pass (entropyctl: OK).
-healthy() { /usr/bin/entropyctl health >"$tmp/health" 2>&1; }
+# Healthy: OK, or a warning only because a source's online entropy
+# estimate lowered its credit (a machine whose jitter measures low is told
+# the truth; the package is not at fault).
+healthy() {
+	/usr/bin/entropyctl health >"$tmp/health" 2>&1 ||
+	    grep -q '^ENTROPYD WARNING .*credited less than they claim' "$tmp/health"
+}
 # The daemon's command line, one line.
 cmdline() { tr '\0' ' ' <"/proc/$1/cmdline" | sed 's/ $//'; }
 
@@ -184,7 +190,7 @@ check "with the default settings: $line" \
     test "$line" = "/usr/sbin/entropyd -D entropyd:entropyd -b -p /run/entropyd.pid"
 wait_for 300 healthy
 check "/health passes ($(cat "$tmp/health"))" sh -c \
-    "grep -q '^ENTROPYD OK' '$tmp/health' &&
+    "grep -Eq '^ENTROPYD (OK|WARNING .*credited less than they claim)' '$tmp/health' &&
      test \"\$(stat -c %U /run/entropyd/entropyd.sock)\" = entropyd"
 check "the plugin directory exists" test -d "$(pkg-config --variable=plugindir entropyd 2>/dev/null)"
 
@@ -243,7 +249,8 @@ check "the daemon was restarted (pid $pid -> $newpid) with the edited settings: 
     "test -n '$newpid' && test '$newpid' != '$pid' && ! kill -0 '$pid' 2>/dev/null &&
      test '$line' = '/usr/sbin/entropyd -R 30 -D entropyd:entropyd -b -p /run/entropyd.pid'"
 wait_for 300 healthy
-check "/health passes after the upgrade ($(cat "$tmp/health"))" grep -q '^ENTROPYD OK' "$tmp/health"
+check "/health passes after the upgrade ($(cat "$tmp/health"))" \
+    grep -Eq '^ENTROPYD (OK|WARNING .*credited less than they claim)' "$tmp/health"
 
 # --- remove, then purge ------------------------------------------------------
 services apt-get -o DPkg::Lock::Timeout=300 remove -y entropyd >"$tmp/remove.log" 2>&1
