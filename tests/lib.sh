@@ -57,7 +57,9 @@ stop() {
 track() { tap_pids="$tap_pids $1"; }
 # Skip the whole script (for missing hardware or privileges, saying which).
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-# Wait up to $2 tenths of a second for command $3... to succeed.
+# Wait up to $1 tenths of a second for command $2... to succeed. The command
+# runs afresh each time, but its arguments are expanded once, by the caller:
+# wait for "$(...)" through a function or sh -c (see size_at_least).
 wait_for() {
 	tenths=$1
 	shift
@@ -70,10 +72,16 @@ wait_for() {
 }
 finish() { exit "$tap_failed"; }
 # Whether process $1 is gone (a zombie left for a slow reaper counts as gone).
+# A zombie can be reaped between kill -0 and the read of its stat: no stat
+# to read then means gone too, not "still running".
 gone() {
 	kill -0 "$1" 2>/dev/null || return 0
-	[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+	gone_state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	[ "$gone_state" = Z ] || { [ -z "$gone_state" ] && ! kill -0 "$1" 2>/dev/null; }
 }
+# size_at_least FILE BYTES: whether FILE (missing: 0 bytes) holds at least
+# BYTES; for wait_for, as it reads the size afresh each time.
+size_at_least() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 # Whether this is a --enable-sanitizers build (ASan and UBSan).
 sanitized() { [ "${ENTROPYD_SANITIZED:-}" = 1 ]; }
 # Add sanitizer option $1 (name=value) to ASAN_OPTIONS for what runs next.
