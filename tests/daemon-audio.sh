@@ -16,7 +16,15 @@ alsaconf=/usr/share/alsa/alsa.conf
 plan 17
 
 # One fake capture device per prepared recording: S16_LE mono at 48 kHz.
-"$gen" noise 40 >"$tmp/noise.raw"
+# The noise must outlast any run on it: past its end the file plugin gives
+# zeros, and the daemon rightly says "silence". A daemon writing to a pipe
+# reads only while its reader takes what it writes, but entropytest stops
+# reading only once it has its blocks, after a last read of up to a pipe
+# buffer (64 KiB), and leaves the daemon at most another pipe buffer, its
+# pending write (16 KiB) and its reserve (16 KiB) ahead: under 180 kB of
+# output, 320 s of this recording at about 560 bytes of output a second.
+# (With 40 s, a reader slow to exit under load let the daemon reach the end.)
+"$gen" noise 320 >"$tmp/noise.raw"
 "$gen" noise 3 >"$tmp/ends.raw"
 "$gen" tone 4 >"$tmp/tone.raw"
 "$gen" clipped 4 >"$tmp/clipped.raw"
@@ -39,8 +47,10 @@ check "recorded-noise-like capture: 5 conditioned blocks pass FIPS 140-2" \
     fips_ok "$tmp/noise.fips" 5
 check "the device is read at its native format and rate" \
     grep -q "audio: fakenoise: S16_LE, 16 significant bits, 48000 Hz, 1 channel" "$tmp/noise.log"
-check "the noise raised no signal error" sh -c \
-    "! grep -Eq 'silence|clipping|tone|repeating' '$tmp/noise.log'"
+check "the noise raised no signal error; the daemon ended with its reader" sh -c \
+    "! grep -Eq 'silence|clipping|tone|repeating' '$tmp/noise.log' &&
+     grep -q 'closed by its reader' '$tmp/noise.log'"
+show_if_failed "$tmp/noise.log"
 
 # The other extraction settings deliver too; a bad value is a usage error.
 ( timeout 60 "$entropyd" -f -x all -n audio -O audio:device:fakenoise -O audio:bits:4 \
