@@ -74,13 +74,16 @@ start_fake_tty gone truerng
 daemon gone.err -O "usb:tty:$pts" -O usb:model:truerng -o /dev/null
 wait_for 100 grep -q "streaming" "$tmp/gone.log"
 kill "$fakepid"
-wait_for 100 grep -q "absent" "$tmp/gone.err"
-# A pty's slave reads end of file, or EIO, once its master closes: either is gone.
-check "unplugged tty: the instance goes absent" grep -q "usb:truerng-${pts##*/}: .*\(hung up\|Input/output error\)" "$tmp/gone.err"
-kill -USR1 "$pid"
-wait_for 50 grep -q "usb:truerng-${pts##*/}: absent for" "$tmp/gone.err"
-check "unplugged tty: the daemon runs on and reports it absent" sh -c \
-    "kill -0 $pid && grep -q 'usb:truerng-${pts##*/}: absent for' '$tmp/gone.err'"
+# A pty's slave reads end of file, or EIO, once its master closes: either is
+# gone. Wait for that line itself: -d logs "absent -> running" at the open,
+# long before the key goes.
+check "unplugged tty: the instance goes absent" wait_for 100 sh -c \
+    "grep -q 'usb:truerng-${pts##*/}: .*\(hung up\|Input/output error\)' '$tmp/gone.err' &&
+     grep -q 'usb:truerng-${pts##*/}: read: .*; absent' '$tmp/gone.err'"
+# SIGUSR1 until a report finds it absent, not reopened between two retries.
+check "unplugged tty: the daemon runs on and reports it absent" wait_for 100 sh -c \
+    "kill -USR1 $pid && sleep 0.2 && grep -q 'usb:truerng-${pts##*/}: absent for' '$tmp/gone.err'"
+show_if_failed "$tmp/gone.err"
 stop "$pid"
 
 # 14-15: a TrueRNG sending stuck bytes is suspended; nothing is written.
