@@ -25,8 +25,15 @@ wait_for 100 test -s "$tmp/dir" || { not_ok "the fake ChaosKey starts"; finish; 
 UMOCKDEV_DIR=$(cat "$tmp/dir")
 LD_PRELOAD=libumockdev-preload.so.0${LD_PRELOAD:+:$LD_PRELOAD}
 export UMOCKDEV_DIR LD_PRELOAD
-# control WORD: tell the fake what to do next.
-control() { echo "$1" >"$tmp/ctl"; }
+# control WORD: tell the fake what to do next, and wait until it has: the
+# FIFO takes the line at once, the fake acts on it when it runs.
+controls=0
+control() {
+	echo "$1" >"$tmp/ctl"
+	controls=$((controls + 1))
+	wait_for 300 sh -c "test \$(grep -c '^control: ' '$tmp/fake.err') -ge $controls" ||
+	    diag "the fake did not say it did \"$1\""
+}
 # The key at port 2 has the serial number "TEST 42/a"; the one the hotplug
 # rows plug in at port 3 has none.
 key=usb:chaoskey-TEST_42_a
@@ -50,22 +57,44 @@ control stall
 wait_for 100 grep -q "$key: read: .*; absent" "$tmp/run.err"
 check "a stall: the instance goes absent" sh -c \
     "grep -q '$key: endpoint 0x85 stalled' '$tmp/run.err' && grep -q '$key: read: Broken pipe; absent' '$tmp/run.err'"
-kill -USR1 "$pid"
-wait_for 50 grep -q "$key: absent for" "$tmp/run.err"
-check "a stall: SIGUSR1 statistics say absent, with the error" \
-    grep -q "$key: absent for .*last error: .*stalled\|$key: absent for .*last error: read: Broken pipe" "$tmp/run.err"
+# key_report: SIGUSR1, then the key's newest statistics line.
+key_report() {
+	reports=$(grep -c "$key: [a-z]* for" "$tmp/run.err")
+	kill -USR1 "$pid"
+	wait_for 50 sh -c "test \$(grep -c '$key: [a-z]* for' '$tmp/run.err') -gt $reports"
+	grep "$key: [a-z]* for" "$tmp/run.err" | tail -n 1
+}
+# Predicates on a fresh report: absent after the stall; running, having read
+# more than $1 bytes.
+stall_reported() {
+	key_report | grep -q "$key: absent for .*last error: \(.*stalled\|read: Broken pipe\)"
+}
+reads_past() {
+	key_report >"$tmp/report"
+	grep -q "$key: running for" "$tmp/report" &&
+	    [ "$(sed -n 's/.*; read \([0-9]*\) bytes;.*/\1/p' "$tmp/report")" -gt "$1" ]
+}
+# A retry (the key still stalling) may be reopening it when a report is made.
+check "a stall: SIGUSR1 statistics say absent, with the error" wait_for 100 stall_reported
+# Such a retry logs "reading" too: what shows the key read again is its bytes.
+read0=$(key_report | sed -n 's/.*; read \([0-9]*\) bytes;.*/\1/p')
 control good
-wait_for 150 sh -c "test \$(grep -c '$key: reading' '$tmp/run.err') -ge 2"
-check "after the stall the key is read again" sh -c "test \$(grep -c '$key: reading' '$tmp/run.err') -ge 2"
+check "after the stall the key is read again" wait_for 150 reads_past "${read0:-0}"
 
 # 7-9: NO_DEVICE (unplug): absent, and absent again on each retry.
+# The reader thread logs "unplugged" before the loop logs the outcome, and the
+# retry's backoff comes after that: wait for the last line each check names,
+# in the log since the fault (the stall's retries backed off too).
+mark=$(wc -l <"$tmp/run.err")
 control nodev
-wait_for 100 grep -q "$key: unplugged" "$tmp/run.err"
-check "NO_DEVICE: the instance goes absent" sh -c \
-    "grep -q '$key: unplugged' '$tmp/run.err' && grep -q '$key: read: No such device; absent' '$tmp/run.err'"
-wait_for 150 sh -c "test \$(grep -c '$key: unplugged' '$tmp/run.err') -ge 2"
-check "NO_DEVICE: retried with backoff, still absent" sh -c \
-    "test \$(grep -c '$key: unplugged' '$tmp/run.err') -ge 2 && grep -q '$key: retry in 2000 ms' '$tmp/run.err'"
+# since_nodev: the daemon's log since the fault.
+since_nodev="tail -n +$((mark + 1)) '$tmp/run.err'"
+check "NO_DEVICE: the instance goes absent" wait_for 100 sh -c \
+    "$since_nodev | grep -q '$key: unplugged' && $since_nodev | grep -q '$key: read: No such device; absent'"
+check "NO_DEVICE: retried with backoff, still absent" wait_for 300 sh -c \
+    "test \$($since_nodev | grep -c '$key: unplugged') -ge 2 &&
+     $since_nodev | sed -n 's/.*$key: retry in \([0-9]*\) ms\$/\1/p' | tail -n 2 |
+         { read -r a && read -r b && test \$b -gt \$a; }"
 check "the daemon runs on" kill -0 "$pid"
 stop "$pid"
 
@@ -87,8 +116,9 @@ wait_for 100 grep -q "$key: unplugged; absent" "$tmp/hot.err"
 check "hotplug: a key pulled out goes absent at once, the log names it" \
     grep -q "$key: unplugged; absent" "$tmp/hot.err"
 "$entropyctl" -s "$tmp/sock" -j sources "$key" >"$tmp/hot.json" 2>&1
+# A retry since the unplug (each second) leaves "not on the bus (unplugged)".
 check "hotplug: the control socket says absent, unplugged" sh -c \
-    "grep -q '\"state\": \"absent\"' '$tmp/hot.json' && grep -q 'unplugged; absent' '$tmp/hot.json'"
+    "grep -q '\"state\": \"absent\"' '$tmp/hot.json' && grep -q 'unplugged' '$tmp/hot.json'"
 control "add 2"
 wait_for 100 sh -c "test \$(grep -c '$key: reading /dev/bus/usb/001/002' '$tmp/hot.err') -ge 2"
 check "hotplug: plugged in again, the same name is read again" sh -c \
@@ -117,6 +147,6 @@ check "chaoskey_raw: reads endpoint 0x86, output arrives ($(size "$tmp/raw.out")
 check "chaoskey_raw: samples pass the start-up tests, 2 bits per sample credited" sh -c \
     "grep -q 'chaoskey_raw:TEST_42_a: start-up tests passed' '$tmp/raw.err' &&
      grep -q 'chaoskey_raw:TEST_42_a: reading .*2 bits per sample' '$tmp/raw.err'"
-control quit
-[ "$tap_failed" = 0 ] || { diag "daemon:"; cat "$tmp/run.err" "$tmp/hot.err" | grep -v "fed the" | tail -n 25 | while read -r l; do diag "$l"; done; diag "fake:"; tail -n 10 "$tmp/fake.err" | while read -r l; do diag "$l"; done; }
+echo quit >"$tmp/ctl"
+[ "$tap_failed" = 0 ] || { diag_file "$tmp/raw.err"; diag "daemon:"; cat "$tmp/run.err" "$tmp/hot.err" | grep -v "fed the" | tail -n 25 | while read -r l; do diag "$l"; done; diag "fake:"; tail -n 10 "$tmp/fake.err" | while read -r l; do diag "$l"; done; }
 finish

@@ -14,7 +14,8 @@
  *   good | stuck | stall | nodev   how bulk transfers end from now on
  *   add N | remove N               plug a ChaosKey in at port N, or pull it
  *   quit
- * and logs each URB endpoint it sees once, to stderr ("endpoint 0x85").
+ * saying "control: LINE" on stderr once each is done, and logs each URB
+ * endpoint it sees once, to stderr ("endpoint 0x85").
  * The key at port 2 has the serial number FAKE_SERIAL; others have none.
  * Run it with libumockdev-preload.so.0 preloaded too: umockdev builds each
  * uevent with libudev in this process, and without the preload libudev
@@ -50,6 +51,7 @@ enum fake_mode { FAKE_GOOD, FAKE_STUCK, FAKE_STALL, FAKE_NODEV };
 struct fake_urb {
 	UMockdevIoctlClient *client;
 	UMockdevIoctlData *urb;
+	gboolean discarded;     /* reaped as cancelled, as the kernel does */
 };
 
 static GMutex fake_lock;
@@ -189,7 +191,11 @@ fake_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer unu
 			return TRUE;
 		}
 		urb = (struct usbdevfs_urb *)f->urb->data;
-		if (urb->type == USBDEVFS_URB_TYPE_CONTROL)
+		if (f->discarded) {
+			/* usbfs gives a discarded URB back as unlinked, empty. */
+			urb->status = -ECONNRESET;
+			urb->actual_length = 0;
+		} else if (urb->type == USBDEVFS_URB_TYPE_CONTROL)
 			fake_control(urb);
 		else switch (fake_mode) {
 		case FAKE_STALL:
@@ -230,16 +236,19 @@ fake_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer unu
 		gulong addr = *(gulong *)arg->data;
 		int found = 0;
 
-		/* Discarded URBs are forgotten; libusb then sees ENOENT or times out. */
+		/*
+		 * As usbfs: a discarded URB not yet reaped stays to be reaped,
+		 * unlinked; one already reaped is EINVAL. libusb cancels a
+		 * transfer that timed out (an answer later than 100 ms, as under
+		 * load) and waits for its URB: one never given back would hang
+		 * libusb_bulk_transfer() for good.
+		 */
 		g_mutex_lock(&fake_lock);
 		for (l = fake_urbs; l != NULL; l = l->next) {
 			struct fake_urb *f = l->data;
 
-			if (f->client == client && f->urb->client_addr == addr) {
-				fake_urbs = g_list_delete_link(fake_urbs, l);
-				umockdev_ioctl_data_unref(f->urb);
-				g_object_unref(f->client);
-				g_free(f);
+			if (f->client == client && f->urb->client_addr == addr && !f->discarded) {
+				f->discarded = TRUE;
 				found = 1;
 				break;
 			}
@@ -333,7 +342,6 @@ main(int argc, char **argv)
 
 	while (!fake_quit && fgets(line, sizeof line, ctl) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
-		fprintf(stderr, "control: %s\n", line);
 		if (strcmp(line, "good") == 0)
 			fake_mode = FAKE_GOOD;
 		else if (strcmp(line, "stuck") == 0)
@@ -348,6 +356,8 @@ main(int argc, char **argv)
 			fake_remove(bed, port);
 		else if (strcmp(line, "quit") == 0)
 			break;
+		/* Said once done, so that a test can wait for it. */
+		fprintf(stderr, "control: %s\n", line);
 	}
 	g_object_unref(handler);
 	g_object_unref(bed);
