@@ -46,16 +46,23 @@ p64=${p32}c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf
 get64=80010000000c0000017b0040
 get32=80010000000c0000017b0020
 
-# run NAME: replay $tmp/NAME.script as /dev/tpmrm0 under a daemon (64
-# bytes a second, so each read() asks for 64 bytes; 300 ms time-out).
+# The TPM's time-out where a script ends in a hang (the TPM stops answering).
+# umockdev answers from a thread of the daemon's process: on a loaded
+# machine that thread can wait its turn for hundreds of milliseconds, and
+# an answer later than the time-out is taken for a hang (300 ms was too
+# short: a round cut short, or no malformed answer seen at all).
+hang_ms=3000
+# run NAME [TIMEOUT_MS]: replay $tmp/NAME.script as /dev/tpmrm0 under a daemon
+# (64 bytes a second, so each read() asks for 64 bytes; by default a time-out
+# no answer meets: only scripts that end in a hang need one).
 run() {
 	rm -f "$tmp/pid"
 	umockdev-run -d "$tmp/tpm.umockdev" -s "/dev/tpmrm0=$tmp/$1.script" -- \
-	    "$entropyd" -f -d -t -x all -n tpm -O tpm:max_rate:64 -O tpm:timeout_ms:300 \
+	    "$entropyd" -f -d -t -x all -n tpm -O tpm:max_rate:64 -O "tpm:timeout_ms:${2:-60000}" \
 	    -p "$tmp/pid" >"$tmp/$1.log" 2>&1 &
 	runner=$!
 	track $runner
-	wait_for 100 test -s "$tmp/pid"
+	wait_for 300 test -s "$tmp/pid"
 	pid=$(cat "$tmp/pid" 2>/dev/null)
 }
 
@@ -66,22 +73,32 @@ end_run() {
 	wait "$runner" 2>/dev/null
 }
 
+# report NAME: SIGUSR1, then the tpm instance's newest statistics line.
+report() {
+	reports=$(grep -c "tpm: [a-z]* for" "$tmp/$1.log")
+	kill -USR1 "$pid" || return 1
+	wait_for 50 sh -c "test \$(grep -c 'tpm: [a-z]* for' '$tmp/$1.log') -gt $reports"
+	grep "tpm: [a-z]* for" "$tmp/$1.log" | tail -n 1
+}
+# absent_report NAME: a fresh report finds the instance absent (a retry,
+# once a second, reopens it for a moment); it is kept in $tmp/report.
+absent_report() { report "$1" >"$tmp/report" && grep -q "tpm: absent for" "$tmp/report"; }
+
 # rejected NAME MESSAGE: the message is logged and SIGUSR1 says absent.
 rejected() {
-	wait_for 100 grep -q "tpm: read: .*; absent" "$tmp/$1.log"
-	check "$1: rejected with '$2'" grep -qF "tpm: /dev/tpmrm0: $2" "$tmp/$1.log"
-	kill -USR1 "$pid"
-	wait_for 50 grep -q "tpm: absent for" "$tmp/$1.log"
+	check "$1: rejected with '$2'" wait_for 300 grep -qF "tpm: /dev/tpmrm0: $2" "$tmp/$1.log"
+	show_if_failed "$tmp/$1.log"
+	wait_for 100 absent_report "$1"
 	check "$1: SIGUSR1 statistics say absent, nothing read" \
-	    grep -q "tpm: absent for [0-9]* s; read 0 bytes" "$tmp/$1.log"
+	    grep -q "tpm: absent for [0-9]* s; read 0 bytes" "$tmp/report"
 	end_run "$1"
 }
 
-# bytes_read NAME: SIGUSR1, then the bytes the tpm instance read, from $tmp/NAME.log.
+# bytes_read NAME: the bytes the tpm instance read, from a report made while
+# it is absent: between rounds, so a whole number of them.
 bytes_read() {
-	kill -USR1 "$pid"
-	wait_for 50 grep -q "tpm: [a-z]* for" "$tmp/$1.log"
-	sed -n 's/.*tpm: [a-z]* for [0-9]* s; read \([0-9]*\) bytes.*/\1/p' "$tmp/$1.log"
+	wait_for 100 absent_report "$1"
+	sed -n 's/.*tpm: absent for [0-9]* s; read \([0-9]*\) bytes.*/\1/p' "$tmp/report"
 }
 
 # 1-6: good answers, Startup on TPM_RC_INITIALIZE, one TPM_RC_RETRY, a TPM
@@ -94,21 +111,22 @@ bytes_read() {
 	w $get32; r 80010000002c000000000020$p32
 	w $get64; r 80010000004c000000000040$p64
 } >"$tmp/good.script"
-run good
-wait_for 100 grep -q "the TPM hangs" "$tmp/good.log"
+run good "$hang_ms"
+wait_for 300 grep -q "the TPM hangs" "$tmp/good.log"
 check "good: TPM_RC_INITIALIZE answered with Startup(CLEAR)" sh -c \
     "grep -qF 'tpm: /dev/tpmrm0: GetRandom: TPM_RC_INITIALIZE: the TPM is not started; sending Startup(CLEAR)' '$tmp/good.log' &&
      grep -qF 'tpm: /dev/tpmrm0: TPM 2.0 started' '$tmp/good.log'"
 check "good: TPM_RC_RETRY asked again after a pause" \
     grep -qF "tpm: /dev/tpmrm0: GetRandom: TPM_RC_RETRY; asking again in 10 ms" "$tmp/good.log"
 check "good: a TPM that stops answering times out" \
-    grep -qF "tpm: /dev/tpmrm0: no answer within 300 ms: the TPM hangs" "$tmp/good.log"
+    grep -qF "tpm: /dev/tpmrm0: no answer within $hang_ms ms: the TPM hangs" "$tmp/good.log"
 # umockdev replays the script on each open, so count in whole rounds of 128.
 check "good: the source went absent" grep -qF "tpm: read: Connection timed out; absent" \
     "$tmp/good.log"
 read_bytes=$(bytes_read good)
 check "good: every byte answered was read, 32 + 32 + 64 a round (${read_bytes:-?})" \
     test "${read_bytes:-0}" -gt 0 -a "$((${read_bytes:-1} % 128))" -eq 0
+show_if_failed "$tmp/good.log"
 check "good: the character device was read from a reader thread" \
     grep -qF "tpm: reading /dev/tpmrm0 (reader thread" "$tmp/good.log"
 end_run good
@@ -148,8 +166,8 @@ rejected family "GetRandom: TPM 1.2 command answered with a TPM 2.0 tag 0x8001 (
 	w $get64; r 00c40000000a0000000a
 	w 00c10000000e0000004600000040; r 00c40000004e0000000000000040$p64
 } >"$tmp/tpm12.script"
-run tpm12
-wait_for 100 grep -q "the TPM hangs" "$tmp/tpm12.log"
+run tpm12 "$hang_ms"
+wait_for 300 grep -q "the TPM hangs" "$tmp/tpm12.log"
 check "tpm12: a TPM 1.2 answer switches to TPM_ORD_GetRandom" grep -qF \
     "tpm: /dev/tpmrm0: TPM 2.0 command answered with a TPM 1.2 tag 0x00c4 (rc 0xa): speaking TPM 1.2" \
     "$tmp/tpm12.log"
