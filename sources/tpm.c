@@ -317,6 +317,9 @@ tpm_receive(struct tpm_state *ts)
 				return ENTROPYD_READ_AGAIN;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				continue;
+			/* A server gone with our command unread resets the connection. */
+			if (ts->socket && errno == ECONNRESET)
+				return tpm_io_error(ts, "the TPM closed the connection");
 			return tpm_io_error(ts, "read");
 		}
 		if (n == 0) {

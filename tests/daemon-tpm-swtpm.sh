@@ -6,7 +6,7 @@
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 command -v swtpm >/dev/null 2>&1 || skip_all "swtpm not installed (Debian packages swtpm, swtpm-tools)"
-plan 17
+plan 18
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
@@ -117,4 +117,32 @@ start_swtpm "$tmp/f" --tpm2 --flags not-need-init,startup-clear
 "$entropyd" -l -O "tpm:device:$tmp/f/S" >"$tmp/list17" 2>&1
 check "-l: a swtpm socket is usable" grep -q "^tpm .*usable: tpm ($tmp/f/S)" "$tmp/list17"
 stop $swtpm_pid
+
+# 18: a TPM that goes away with a command unread (swtpm killed between a
+# command's arrival and its read, as load makes likely) resets the
+# connection: the same clear line as a TPM closing it between commands.
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$tmp/reset.sock" <<'PY' &
+import select, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+while True:
+    c, _ = s.accept()
+    select.select([c], [], [], 30)  # the command is in: close with it unread
+    c.close()
+PY
+	track $!
+	wait_for 100 test -S "$tmp/reset.sock"
+	"$entropyd" -f -t -x all -n tpm -O "tpm:device:$tmp/reset.sock" 2>"$tmp/log18" &
+	pid=$!
+	track $pid
+	check "a reset connection: 'the TPM closed the connection', absent, the daemon runs on" \
+	    wait_for 100 sh -c "grep -q 'tpm: $tmp/reset.sock: the TPM closed the connection' '$tmp/log18' &&
+	    grep -q 'tpm: read: .*; absent' '$tmp/log18' && kill -0 $pid"
+	show_if_failed "$tmp/log18"
+	stop $pid
+else
+	skip "python3 is not installed (it plays a TPM that resets the connection)"
+fi
 finish
