@@ -17,7 +17,7 @@ track $!
 "$entropyd" -f -d -x all -n file -O "file:path:$tmp/in" -O file:entropy:8 -o "$tmp/out" 2>"$tmp/log" &
 pid=$!
 track $pid
-wait_for 200 test "$(size "$tmp/out")" -ge 400000
+wait_for 200 size_at_least "$tmp/out" 400000
 check "FIFO source to file sink: output arrives ($(size "$tmp/out") bytes)" test "$(size "$tmp/out")" -ge 400000
 # After the 4-byte bootstrap, each 40 bytes at 8 bits/byte give one SHA-256 output.
 want=$(dd if="$tmp/data" bs=1 skip=4 count=40 2>/dev/null | sha256sum | cut -c1-64)
@@ -115,7 +115,7 @@ rm -f "$tmp/out"
 "$entropyd" -f -x all -n file -n hwrng -O "file:path:$tmp/a" -r "$tmp/b" -o "$tmp/out" 2>"$tmp/log14" &
 pid=$!
 track $pid
-wait_for 200 test "$(size "$tmp/out")" -ge 1500000
+wait_for 200 size_at_least "$tmp/out" 1500000
 kill -USR1 "$pid"
 wait_for 30 grep -q "^entropyd: hwrng: .*taken" "$tmp/log14"
 taken_file=$(sed -n 's/^entropyd: file: .*taken \([0-9]*\).*/\1/p' "$tmp/log14")

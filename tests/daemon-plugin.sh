@@ -58,7 +58,7 @@ wait_for 100 grep -qs "serial: reading $tmp/tty (polled, 8 bits per byte credite
 check "the serial source opens the pseudo-terminal and is polled" \
     grep -q "serial: reading $tmp/tty (polled" "$tmp/log"
 cat "$tmp/noise" >"$tmp/feed"
-wait_for 300 test "$(size "$tmp/out")" -ge 400000
+wait_for 300 size_at_least "$tmp/out" 400000
 check "the board's noise reaches the file sink ($(size "$tmp/out") bytes)" \
     test "$(size "$tmp/out")" -ge 400000
 want=$(dd if="$tmp/noise" bs=1 skip=4 count=40 2>/dev/null | sha256sum | cut -c1-64)
@@ -79,7 +79,7 @@ head -c 300000 /dev/urandom >"$tmp/noise2"
 "$ptynoise" "$tmp/tty" <"$tmp/noise2" &
 track $!
 wait_for 150 sh -c 'test $(grep -c "serial: reading" "$1") -ge 2' sh "$tmp/log"
-wait_for 150 test "$(size "$tmp/out")" -gt "$before"
+wait_for 150 size_at_least "$tmp/out" $((before + 1))
 check "the source reconnects to the new board and delivers again" sh -c \
     'test $(grep -c "serial: reading" "$1") -ge 2 && test "$2" -gt "$3"' sh "$tmp/log" \
     "$(size "$tmp/out")" "$before"

@@ -82,7 +82,7 @@ wait_for 50 test -L "$tmp/tty"
     --plugin-dir "$tmp/plugins" -o "$tmp/out" 2>"$tmp/log" &
 pid=$!
 track $pid
-wait_for 300 test "$(size "$tmp/out")" -ge 200000
+wait_for 300 size_at_least "$tmp/out" 200000
 check "the SDK-built serial source delivers through the pipeline ($(size "$tmp/out") bytes)" \
     test "$(size "$tmp/out")" -ge 200000
 stop $pid
