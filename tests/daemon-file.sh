@@ -84,7 +84,8 @@ track $pid
 wait_for 50 grep -q "hwrng: reading" "$tmp/log"
 check "a stalled source is read by a blocked reader thread" grep -q "reader thread" "$tmp/log"
 kill -TERM "$pid"
-check "SIGTERM while the read blocks: exits within a second" wait_for 10 sh -c "! kill -0 $pid 2>/dev/null"
+check "SIGTERM while the read blocks: exits within a second" \
+    wait_for "$(bound 10)" sh -c "! kill -0 $pid 2>/dev/null"
 check "the blocked read() was interrupted, not abandoned" sh -c "! grep -q stuck '$tmp/log'"
 kill "$holder" 2>/dev/null
 

@@ -84,6 +84,14 @@ gone() {
 size_at_least() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 # Whether this is a --enable-sanitizers build (ASan and UBSan).
 sanitized() { [ "${ENTROPYD_SANITIZED:-}" = 1 ]; }
+# bound TENTHS: a bound on how fast the daemon does something itself (exit
+# on SIGTERM, say) in tenths of a second, for wait_for: as given, or three
+# times that where the daemon runs under AddressSanitizer, whose exit adds
+# LeakSanitizer's scan of the whole heap (0.1 to 0.3 s on a loaded 2-core
+# machine), or under a wrapper such as valgrind.
+bound() {
+	if sanitized || [ -n "${ENTROPYD_WRAPPER:-}" ]; then echo $(($1 * 3)); else echo "$1"; fi
+}
 # Add sanitizer option $1 (name=value) to ASAN_OPTIONS for what runs next.
 asan_option() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$1"
