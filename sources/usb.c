@@ -103,6 +103,8 @@ static struct usb_hotplug usb_hotplugs[2]; /* usb, chaoskey_raw */
 static pthread_t usb_thread;
 static bool usb_thread_running;
 static int usb_thread_stop;
+/* Bulk transfers under way in reader threads (one the daemon gave up on included). */
+static unsigned usb_transfers;
 static pthread_mutex_t usb_events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct usb_event *usb_events, **usb_events_tail = &usb_events;
 #endif
@@ -492,8 +494,10 @@ usb_read_chaoskey(struct usb_state *st, void *buf, size_t len)
 
 	if (st->off == st->len) {
 		st->off = st->len = 0;
+		__atomic_add_fetch(&usb_transfers, 1, __ATOMIC_ACQ_REL);
 		rc = libusb_bulk_transfer(st->handle, st->endpoint, st->buf, sizeof st->buf,
 		    &got, USB_TRANSFER_TIMEOUT_MS);
+		__atomic_sub_fetch(&usb_transfers, 1, __ATOMIC_ACQ_REL);
 		if (got > 0 && (rc == 0 || rc == LIBUSB_ERROR_TIMEOUT))
 			st->len = (size_t)got;
 		else if (rc == 0 || rc == LIBUSB_ERROR_TIMEOUT || rc == LIBUSB_ERROR_INTERRUPTED)
@@ -791,7 +795,16 @@ usb_shutdown(struct entropyd_module *module)
 			kp = &k->next;
 	}
 #ifdef HAVE_LIBUSB
-	if (usb_keys == NULL && !usb_thread_running && usb_ctx != NULL) {
+	/*
+	 * A reader the daemon gave up on (stuck in a transfer past its stop
+	 * time-out) still runs in libusb: tearing libusb down under it aborts
+	 * the process. Shutdown comes at exit, so leave libusb to the exit.
+	 */
+	if (usb_keys == NULL && !usb_thread_running && usb_ctx != NULL &&
+	    __atomic_load_n(&usb_transfers, __ATOMIC_ACQUIRE) > 0)
+		usb_host->module_log(module, ENTROPYD_LOG_INFO, "a transfer is still under way: "
+		    "libusb is left to the exit");
+	else if (usb_keys == NULL && !usb_thread_running && usb_ctx != NULL) {
 		libusb_exit(usb_ctx);
 		usb_ctx = NULL;
 	}

@@ -11,7 +11,7 @@ entropyctl=$top_builddir/entropyctl
 entropytest=$top_builddir/entropytest
 fake=$top_builddir/tests/usb-fake-chaoskey
 [ -x "$fake" ] || skip_all "built without umockdev (libumockdev-dev) or libusb"
-plan 18
+plan 20
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 mkfifo "$tmp/ctl"
@@ -60,7 +60,7 @@ check "a stall: the instance goes absent" sh -c \
 # key_report: SIGUSR1, then the key's newest statistics line.
 key_report() {
 	reports=$(grep -c "$key: [a-z]* for" "$tmp/run.err")
-	kill -USR1 "$pid"
+	kill -USR1 "$pid" || return 1
 	wait_for 50 sh -c "test \$(grep -c '$key: [a-z]* for' '$tmp/run.err') -gt $reports"
 	grep "$key: [a-z]* for" "$tmp/run.err" | tail -n 1
 }
@@ -147,6 +147,25 @@ check "chaoskey_raw: reads endpoint 0x86, output arrives ($(size "$tmp/raw.out")
 check "chaoskey_raw: samples pass the start-up tests, 2 bits per sample credited" sh -c \
     "grep -q 'chaoskey_raw:TEST_42_a: start-up tests passed' '$tmp/raw.err' &&
      grep -q 'chaoskey_raw:TEST_42_a: reading .*2 bits per sample' '$tmp/raw.err'"
+
+# 19-20: SIGTERM while a transfer hangs inside libusb (the fake holds its
+# URB): the reader is left to finish on its own, and the daemon still ends
+# cleanly, libusb not torn down under that reader.
+control good
+"$entropyd" -f -x all -n usb -o /dev/null 2>"$tmp/wedge.err" &
+pid=$!
+track $pid
+wait_for 100 grep -q "$key: reading" "$tmp/wedge.err"
+control wedge
+wait_for 100 grep -qx wedged "$tmp/fake.err"
+kill "$pid"
+wait_for "$(bound 100)" gone "$pid" || kill -KILL "$pid"
+wait "$pid"
+rc=$?
+check "a transfer hanging at SIGTERM: its reader is left behind, said once" sh -c \
+    "test \$(grep -c '$key: reader stuck in read()' '$tmp/wedge.err') -eq 1"
+check "... and the daemon exits 0 (status $rc)" test "$rc" -eq 0
+show_if_failed "$tmp/wedge.err"
 echo quit >"$tmp/ctl"
 [ "$tap_failed" = 0 ] || { diag_file "$tmp/raw.err"; diag "daemon:"; cat "$tmp/run.err" "$tmp/hot.err" | grep -v "fed the" | tail -n 25 | while read -r l; do diag "$l"; done; diag "fake:"; tail -n 10 "$tmp/fake.err" | while read -r l; do diag "$l"; done; }
 finish

@@ -12,6 +12,9 @@
  * UMOCKDEV_DIR set to it and libumockdev-preload.so.0 preloaded), then
  * reads lines from the FIFO CONTROL:
  *   good | stuck | stall | nodev   how bulk transfers end from now on
+ *   wedge                          bulk URBs are not given back at all, not
+ *                                  even once discarded (a transfer hangs);
+ *                                  "wedged" on stderr once one is held
  *   add N | remove N               plug a ChaosKey in at port N, or pull it
  *   quit
  * saying "control: LINE" on stderr once each is done, and logs each URB
@@ -45,7 +48,7 @@
 #define FAKE_SYSFS "/sys/devices/pci0000:00/0000:00:14.0"
 #define FAKE_SERIAL "TEST 42/a"  /* iSerialNumber 3 of the key at port 2 */
 
-enum fake_mode { FAKE_GOOD, FAKE_STUCK, FAKE_STALL, FAKE_NODEV };
+enum fake_mode { FAKE_GOOD, FAKE_STUCK, FAKE_STALL, FAKE_NODEV, FAKE_WEDGE };
 
 /* An URB submitted and not yet reaped. */
 struct fake_urb {
@@ -57,6 +60,7 @@ struct fake_urb {
 static GMutex fake_lock;
 static GList *fake_urbs;
 static volatile int fake_mode = FAKE_GOOD;
+static gboolean fake_wedged_said;
 static volatile sig_atomic_t fake_quit;
 static unsigned fake_endpoints_seen[256];
 
@@ -176,16 +180,26 @@ fake_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer unu
 	case USBDEVFS_REAPURBNDELAY: {
 		struct fake_urb *f = NULL;
 		UMockdevIoctlData *ptr;
+		gboolean held = FALSE;
 		GList *l;
 
 		g_mutex_lock(&fake_lock);
 		for (l = fake_urbs; l != NULL; l = l->next)
 			if (((struct fake_urb *)l->data)->client == client) {
 				f = l->data;
-				fake_urbs = g_list_delete_link(fake_urbs, l);
+				urb = (struct usbdevfs_urb *)f->urb->data;
+				if (fake_mode == FAKE_WEDGE && urb->type == USBDEVFS_URB_TYPE_BULK) {
+					f = NULL; /* still "in flight" */
+					held = TRUE;
+				} else
+					fake_urbs = g_list_delete_link(fake_urbs, l);
 				break;
 			}
 		g_mutex_unlock(&fake_lock);
+		if (held && !fake_wedged_said) {
+			fake_wedged_said = TRUE;
+			fprintf(stderr, "wedged\n");
+		}
 		if (f == NULL) {
 			umockdev_ioctl_client_complete(client, -1, EAGAIN);
 			return TRUE;
@@ -350,6 +364,8 @@ main(int argc, char **argv)
 			fake_mode = FAKE_STALL;
 		else if (strcmp(line, "nodev") == 0)
 			fake_mode = FAKE_NODEV;
+		else if (strcmp(line, "wedge") == 0)
+			fake_mode = FAKE_WEDGE;
 		else if (sscanf(line, "add %u", &port) == 1 && port >= 2 && port <= 9)
 			fake_add(bed, handler, port);
 		else if (sscanf(line, "remove %u", &port) == 1 && port >= 2 && port <= 9)
