@@ -186,7 +186,7 @@ elif kind == "block4096":
 else:
     data = bytearray(r.randbytes(4 + 60 * 2500))
     chunk = r.randbytes(64)
-    # within the 34 KiB the test looks back: 5 blocks (12.5 kB) apart
+    # within the 32 KiB the test looks back: 5 blocks (12.5 kB) apart
     for blk, off in ((2, 1000), (7, 777), (12, 1501)):
         data[4 + blk * 2500 + off:4 + blk * 2500 + off + 64] = chunk
     data = bytes(data)

@@ -10,6 +10,9 @@
 #include "repeat.h"
 
 #define STREAM_MAX (1u << 20)
+/* How far a hit's mark reaches back before it, and on past its window's start. */
+#define REACH_BACK (REPEAT_BYTE_PERIOD - 1)
+#define REACH_ON (REPEAT_BYTE_PERIOD + REPEAT_BYTE_WINDOW - 1)
 
 /* What the repeat test handed on: the bytes, and per byte whether it was marked. */
 static uint8_t *out;
@@ -109,8 +112,8 @@ check_period(size_t period, size_t len)
 	run(&r, in, len);
 	cr_expect_eq(count_marked(period, len), len - period,
 	    "every byte of every repeat of a %zu-byte block is marked", period);
-	cr_expect_eq(count_marked(0, period - 50), 0,
-	    "the first copy is not (but for the 50 bytes a hit can reach back)");
+	cr_expect_eq(count_marked(0, period - REACH_BACK), 0,
+	    "the first copy is not (but for the %d bytes a hit can reach back)", REACH_BACK);
 	repeat_free(&r);
 	free(in);
 }
@@ -150,35 +153,98 @@ Test(repeat, a_64_byte_chunk_repeated_at_any_offset_is_marked)
 
 			cr_assert_eq(count_marked(s, s + 64), 64, "copy %zu at offset %zu: marked", i, s);
 			/*
-			 * Marks reach no further than a hit can: 50 bytes before, 58 after;
-			 * 8 more for the chance (1 in 256 a byte) that the random bytes
+			 * Marks reach no further than a hit can (the last hit
+			 * starts at most 8 bytes before the copy's end); 8 more
+			 * for the chance (1 in 256 a byte) that the random bytes
 			 * next to two copies are equal, making the repeat longer.
 			 */
-			cr_assert_eq(count_marked(s + 64 + 58 + 8, i + 1 < sizeof at / sizeof at[0] ?
-			    at[i + 1] + k - 50 - 8 : 65536), 0, "nothing after copy %zu", i);
+			cr_assert_eq(count_marked(s + 56 + REACH_ON + 8,
+			    i + 1 < sizeof at / sizeof at[0] ? at[i + 1] + k - REACH_BACK - 8 : 65536),
+			    0, "nothing after copy %zu", i);
 		}
-		cr_assert_eq(count_marked(0, at[1] + k - 50 - 8), 0, "the first copy is not marked");
+		cr_assert_eq(count_marked(0, at[1] + k - REACH_BACK - 8), 0,
+		    "the first copy is not marked");
 		repeat_free(&r);
 	}
 	free(in);
 }
 
-Test(repeat, the_history_reaches_34_kib_back)
+/*
+ * A copy of len random bytes at `copy` of those at `orig` in 4 KiB of
+ * random data, the bytes next to both made to differ (so the repeat is
+ * exactly len bytes long): how many of its bytes were marked, and the hits.
+ */
+static size_t
+copy_marked(size_t len, size_t orig, size_t copy, uint64_t *hits)
+{
+	static uint8_t in[4096];
+	struct repeat r;
+
+	random_bytes(in, sizeof in);
+	memcpy(in + copy, in + orig, len);
+	in[copy - 1] = (uint8_t)(in[orig - 1] + 1);
+	in[copy + len] = (uint8_t)(in[orig + len] + 1);
+	out_len = 0;
+	repeat_init_bytes(&r);
+	run(&r, in, sizeof in);
+	*hits = r.hits;
+	repeat_free(&r);
+	return count_marked(copy, copy + len);
+}
+
+/*
+ * The documented minimum, exactly: a repeat of repeat_min_caught() bytes
+ * is caught at every alignment of the copy against the look-up grid and
+ * of the original against the remembered one (7 x 8); one byte shorter,
+ * it slips between the grids at exactly one of them.
+ */
+Test(repeat, the_minimum_is_exact)
+{
+	struct repeat r;
+	size_t min, c, o, missed = 0;
+	uint64_t hits;
+
+	repeat_init_bytes(&r);
+	min = repeat_min_caught(&r);
+	repeat_free(&r);
+	cr_assert_eq(min, 63, "8-byte windows, strides 8 and 7: 8 + 56 - 1");
+	for (o = 0; o < REPEAT_BYTE_INSERT; o++)
+		for (c = 0; c < REPEAT_BYTE_LOOKUP; c++) {
+			cr_assert_eq(copy_marked(min, 1000 + o, 2002 + c, &hits), min,
+			    "a %zu-byte repeat from %zu at %zu: every byte marked", min,
+			    1000 + o, 2002 + c);
+			if (copy_marked(min - 1, 1000 + o, 2002 + c, &hits) == 0 && hits == 0)
+				missed++;
+			else
+				cr_assert_eq(count_marked(2002 + c, 2002 + c + min - 1), min - 1);
+		}
+	cr_expect_eq(missed, 1, "one byte shorter: missed at exactly one alignment of 56");
+}
+
+Test(repeat, the_history_reaches_32_kib_back)
 {
 	struct repeat r;
 	uint8_t *in = malloc(200000);
+	size_t d;
 
 	random_bytes(in, 200000);
 	repeat_init_bytes(&r);
-	cr_assert_eq(repeat_reach(&r), 2047 * 17, "more than a 32 KiB read");
-	/* A 4 KiB block seen 30,000 bytes earlier is caught; one 40,000 bytes back is not. */
-	memcpy(in + 34000, in + 4000, 4096);
-	memcpy(in + 150000, in + 110000, 4096);
-	run(&r, in, 200000);
-	cr_expect_eq(count_marked(34000, 34000 + 4096), 4096, "within reach: marked");
-	cr_expect_eq(count_marked(150000 - 100, 150000 + 4200), 0,
-	    "beyond the history (%zu bytes): not marked", repeat_reach(&r));
+	cr_assert_eq(repeat_reach(&r), 32768, "a stale 32 KiB read, exactly");
 	repeat_free(&r);
+	/* A 4 KiB block seen up to 32768 bytes earlier is caught; one byte further, not. */
+	for (d = 32768 - 7; d <= 32769; d++) {
+		random_bytes(in, 200000);
+		memcpy(in + 1000 + d, in + 1000, 4096);
+		out_len = 0;
+		repeat_init_bytes(&r);
+		run(&r, in, 200000);
+		if (d <= repeat_reach(&r))
+			cr_expect_eq(count_marked(1000 + d, 1000 + d + 4096), 4096,
+			    "%zu bytes back, within reach: marked", d);
+		else
+			cr_expect_eq(r.hits, 0, "%zu bytes back, beyond the history: no hit", d);
+		repeat_free(&r);
+	}
 	free(in);
 }
 
@@ -208,14 +274,14 @@ Test(repeat, lag_holds_back_the_lookahead)
 
 	random_bytes(buf, sizeof buf);
 	repeat_init_bytes(&r);
-	cr_expect_eq(repeat_min_caught(&r), 58, "8-byte windows, strides 17 and 3");
-	cr_expect_eq(repeat_lag(&r), 58);
+	cr_expect_eq(repeat_min_caught(&r), 63, "8-byte windows, strides 8 and 7");
+	cr_expect_eq(repeat_lag(&r), 63);
 	repeat_input(&r, buf, 10, release, NULL);
 	cr_expect_eq(out_len, 0);
-	cr_expect_eq(repeat_lag(&r), 48);
+	cr_expect_eq(repeat_lag(&r), 53);
 	repeat_input(&r, buf + 10, 3, release, NULL);
 	repeat_input(&r, buf + 13, 987, release, NULL);
-	cr_expect_eq(out_len, 1000 - 58, "all but the last 58 bytes are handed on");
+	cr_expect_eq(out_len, 1000 - 63, "all but the last 63 bytes are handed on");
 	cr_expect_arr_eq(out, buf, out_len);
 	cr_expect_eq(repeat_lag(&r), 0);
 	repeat_free(&r);
@@ -287,9 +353,9 @@ pipeline_period(size_t period)
 	pipeline_feed(&p, in, len);
 	pipeline_end_input(&p);
 	cr_expect_eq(p.count.blocks_tested, 40);
-	/* Blocks ending before the first repeat (less the 50 bytes a mark reaches back) pass. */
+	/* Blocks ending before the first repeat (less the bytes a mark reaches back) pass. */
 	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT],
-	    period <= FIPS_BLOCK_BYTES ? 40 : 40 - (period - 50 - 4) / FIPS_BLOCK_BYTES,
+	    period <= FIPS_BLOCK_BYTES ? 40 : 40 - (period - REACH_BACK - 4) / FIPS_BLOCK_BYTES,
 	    "every block holding a repeated byte fails");
 	cr_expect_eq(p.count.bytes_conditioned, p.count.blocks_passed * FIPS_BLOCK_BYTES / 40 * 32,
 	    "only blocks before the first repeat are conditioned");

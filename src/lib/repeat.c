@@ -42,8 +42,10 @@ repeat_setup(struct repeat *r, size_t window, size_t insert_stride, size_t looku
 	r->insert_stride = insert_stride;
 	r->lookup_stride = lookup_stride;
 	r->lookahead = insert_stride * lookup_stride + window - 1;
+	/* Entries are numbered from REPEAT_HISTORY, so an empty bucket's 0 is out of the history. */
+	r->entries = r->filter_since = REPEAT_HISTORY;
 	repeat_keygen(r);
-	r->key[1] |= 1; /* the multiplier of the 8-byte hash: odd, so the hash is a bijection */
+	r->key[0] |= 1; /* the multiplier of the 8-byte hash: odd, so the hash is a bijection */
 }
 
 /* The byte sources' geometry (REPEAT_BYTE_*). */
@@ -87,24 +89,18 @@ repeat_free(struct repeat *r)
 	if (r->hold != NULL)
 		explicit_bzero(r->hold, r->lookahead);
 	free(r->hold);
-	free(r->head);
-	free(r->slots);
-	free(r->filter);
-	r->filter = NULL;
+	free(r->tables);
 	r->hold = NULL;
-	r->head = NULL;
-	r->slots = NULL;
+	r->tables = NULL;
 }
 
 /* Allocate the tables on first use, so a source never read costs nothing. */
 static void
 repeat_tables(struct repeat *r)
 {
-	if (r->head != NULL)
+	if (r->tables != NULL)
 		return;
-	r->head = xcalloc(REPEAT_BUCKETS, sizeof *r->head);
-	r->slots = xcalloc(REPEAT_HISTORY, sizeof *r->slots);
-	r->filter = xcalloc(2 * REPEAT_FILTER_BITS / 64, sizeof *r->filter);
+	r->tables = xcalloc(1, sizeof *r->tables);
 	r->hold = xcalloc(1, r->lookahead);
 }
 
@@ -139,10 +135,14 @@ repeat_mul_add(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
 #endif
 }
 
-/*
- * The keyed hash of the window at w. 8 bytes: a bijection (XOR a key,
- * multiply by an odd one). Wider: NH over 64-bit word pairs, folded, mixed.
- */
+/* The keyed hash of an 8-byte window: times an odd key, a bijection with universal top bits. */
+static inline uint64_t
+repeat_hash8(uint64_t key, const uint8_t *w)
+{
+	return repeat_load64(w) * key;
+}
+
+/* The keyed hash of the window at w; wider ones: NH over 64-bit word pairs, folded, mixed. */
 static inline uint64_t
 repeat_hash(const struct repeat *r, const uint8_t *w)
 {
@@ -150,79 +150,90 @@ repeat_hash(const struct repeat *r, const uint8_t *w)
 	size_t i, words = r->window / 8;
 
 	if (words == 1)
-		return (repeat_load64(w) ^ r->key[0]) * r->key[1];
+		return repeat_hash8(r->key[0], w);
 	for (i = 0; i < words; i += 2)
-		repeat_mul_add(repeat_load64(w + 8 * i) + r->key[i],
-		    repeat_load64(w + 8 * i + 8) + r->key[i + 1], &hi, &lo);
-	return ((hi ^ lo) + r->key[words]) * UINT64_C(0x9e3779b97f4a7c15);
+		repeat_mul_add(repeat_load64(w + 8 * i) + r->key[i + 1],
+		    repeat_load64(w + 8 * i + 8) + r->key[i + 2], &hi, &lo);
+	return ((hi ^ lo) + r->key[words + 1]) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-/* A hash's bucket (its top bits) and tag (bits below them). */
+/* A hash's bucket and filter word (its top bits), and its tag (the 32 bits below). */
 static inline uint32_t
 repeat_bucket(uint64_t h)
 {
-	return (uint32_t)(h >> 53) & (REPEAT_BUCKETS - 1);
+	return (uint32_t)(h >> (64 - REPEAT_BUCKET_BITS));
 }
 
 static inline uint32_t
 repeat_tag(uint64_t h)
 {
-	return (uint32_t)(h >> 21);
+	return (uint32_t)(h >> (32 - REPEAT_BUCKET_BITS));
 }
 
-/* The filter bit of a hash: its top bits (a bucket's, and 4 more). */
-static inline uint32_t
-repeat_filter_bit(uint64_t h)
+/* The two bits of its filter word a hash sets. */
+static inline uint64_t
+repeat_filter_mask(uint64_t h)
 {
-	return (uint32_t)(h >> 48) & (REPEAT_FILTER_BITS - 1);
+	return UINT64_C(1) << (h >> 47 & 63) | UINT64_C(1) << (h >> 41 & 63);
 }
 
-/* Whether a remembered window has this hash. */
+/* Whether the filter may hold the hash: in either generation. */
+static inline bool
+repeat_filter_has(const struct repeat_tables *t, uint64_t h)
+{
+	uint32_t w = repeat_bucket(h);
+	uint64_t m = repeat_filter_mask(h);
+
+	return ((t->filter[0][w] | t->filter[1][w]) & m) == m;
+}
+
+/*
+ * After REPEAT_HISTORY entries or a few more, a new generation of the
+ * filter: it takes the bitmap of the one before last, whose windows have
+ * all left the history.
+ */
+static inline void
+repeat_filter_age(struct repeat *r, uint32_t entries)
+{
+	if (entries - r->filter_since < REPEAT_HISTORY)
+		return;
+	r->filter_since = entries;
+	r->filter_gen ^= 1;
+	memset(r->tables->filter[r->filter_gen], 0, sizeof r->tables->filter[0]);
+}
+
+/*
+ * Remember a window's hash as entry number `entries` (the caller counts
+ * them) in the filter's current generation, linked to its bucket's
+ * previous entry; the oldest falls out of the history.
+ */
+static inline void
+repeat_remember(struct repeat_tables *t, uint64_t *filter, uint32_t entries, uint64_t h)
+{
+	uint32_t *head = &t->head[repeat_bucket(h)], slot = entries & (REPEAT_HISTORY - 1);
+
+	filter[repeat_bucket(h)] |= repeat_filter_mask(h);
+	t->tag[slot] = repeat_tag(h);
+	/* A link cut to 16 bits reaches out of the history anyway: at worst more comparisons. */
+	t->back[slot] = (uint16_t)(entries - *head);
+	*head = entries;
+}
+
+/* Whether a remembered window has this hash: its bucket's chain, newest first. */
 static bool
-repeat_lookup(const struct repeat *r, uint64_t h)
+repeat_find(const struct repeat_tables *t, uint32_t entries, uint64_t h)
 {
-	uint32_t bit = repeat_filter_bit(h), e, t, dist, slot;
-	const uint64_t *f = r->filter;
+	uint32_t tag = repeat_tag(h), dist, back, slot;
 
-	if (!(((f[bit / 64 * 2] | f[bit / 64 * 2 + 1]) >> (bit % 64)) & 1))
-		return false; /* the usual case: nothing like it was remembered */
-	e = r->head[repeat_bucket(h)];
-	t = repeat_tag(h);
-	if (e == 0)
-		return false;
 	/* Entry numbers wrap: distances are taken modulo 2^32. */
-	dist = r->entries - (e - 1);
-	while (dist >= 1 && dist <= REPEAT_HISTORY) {
-		slot = (r->entries - dist) & (REPEAT_HISTORY - 1);
-		if (r->slots[slot].tag == t)
+	for (dist = entries - t->head[repeat_bucket(h)]; dist - 1 < REPEAT_HISTORY; dist += back) {
+		slot = (entries - dist) & (REPEAT_HISTORY - 1);
+		if (t->tag[slot] == tag)
 			return true;
-		if (r->slots[slot].back == 0)
+		if ((back = t->back[slot]) == 0)
 			return false;
-		dist += r->slots[slot].back;
 	}
 	return false;
-}
-
-/* Remember a window's hash, the oldest falling out of the history. */
-static inline void
-repeat_insert(struct repeat *r, uint64_t h)
-{
-	uint32_t entries = r->entries, slot = entries & (REPEAT_HISTORY - 1);
-	uint32_t *head = &r->head[repeat_bucket(h)], prev = *head, bit = repeat_filter_bit(h);
-	uint32_t dist = entries - (prev - 1);
-	uint64_t *f = r->filter + entries / REPEAT_HISTORY % 2;
-	size_t w;
-
-	/* A new stretch reuses the bitmap of the one before last: its windows are all gone. */
-	if (slot == 0)
-		for (w = 0; w < REPEAT_FILTER_BITS / 64; w++)
-			f[2 * w] = 0;
-	f[bit / 64 * 2] |= UINT64_C(1) << (bit % 64);
-	r->slots[slot].tag = repeat_tag(h);
-	/* No branch on the (random) distance: 0 for none, or out of the history. */
-	r->slots[slot].back = dist & -(uint32_t)(prev != 0 && dist < REPEAT_HISTORY);
-	*head = entries + 1;
-	r->entries = entries + 1;
 }
 
 /* A hit at stream position n: mark every byte a repeat around it can hold. */
@@ -245,31 +256,105 @@ repeat_mark(struct repeat *r, uint64_t n)
 	r->ranges[r->nranges++] = (struct repeat_range){ from, until };
 }
 
+/* A look-up the filter let through, at stream position n: mark around it if it is a hit. */
+static void
+repeat_probe(struct repeat *r, uint32_t entries, uint64_t h, uint64_t n)
+{
+	if (repeat_find(r->tables, entries, h))
+		repeat_mark(r, n);
+}
+
 /*
  * Look up and remember every window lying wholly in buf = stream [base,
  * end), in stream order: a window is looked up before it is remembered,
  * and after every window before it was.
  */
 static void
-repeat_scan(struct repeat *r, const uint8_t *buf, uint64_t base, uint64_t end)
+repeat_scan_windows(struct repeat *r, const uint8_t *buf, uint64_t base, uint64_t end)
 {
-	uint64_t look = r->next_lookup, ins = r->next_insert, last;
+	uint64_t look = r->next_lookup, ins = r->next_insert, last, h;
 	const size_t lookup_stride = r->lookup_stride, insert_stride = r->insert_stride;
 
 	if (end < base + r->window)
 		return;
 	last = end - r->window; /* the last window that fits */
-	for (; ins <= last; ins += insert_stride) {
-		for (; look <= ins; look += lookup_stride)
-			if (repeat_lookup(r, repeat_hash(r, buf + (look - base))))
-				repeat_mark(r, look);
-		repeat_insert(r, repeat_hash(r, buf + (ins - base)));
+	for (;; look += lookup_stride) {
+		for (; ins < look && ins <= last; ins += insert_stride) {
+			repeat_filter_age(r, r->entries);
+			repeat_remember(r->tables, r->tables->filter[r->filter_gen], r->entries++,
+			    repeat_hash(r, buf + (ins - base)));
+		}
+		if (look > last)
+			break;
+		h = repeat_hash(r, buf + (look - base));
+		if (repeat_filter_has(r->tables, h))
+			repeat_probe(r, r->entries, h, look);
 	}
-	for (; look <= last; look += lookup_stride)
-		if (repeat_lookup(r, repeat_hash(r, buf + (look - base))))
-			repeat_mark(r, look);
 	r->next_lookup = look;
 	r->next_insert = ins;
+}
+
+/*
+ * Byte sources, the bulk of the input: whole periods of both grids
+ * (REPEAT_BYTE_PERIOD bytes from where they meet) in straight-line code,
+ * the key and the entry count in registers; the filter ages between
+ * periods.
+ */
+static void
+repeat_scan_periods(struct repeat *r, const uint8_t *buf, uint64_t base, uint64_t end)
+{
+	struct repeat_tables *t = r->tables;
+	const uint64_t key = r->key[0];
+	uint64_t n = r->next_insert, h, *filter;
+	uint32_t entries = r->entries;
+	const uint8_t *p;
+	size_t i;
+
+	if (n % REPEAT_BYTE_PERIOD != 0 || r->next_lookup != n)
+		return;
+	/* The period's last look-up window ends a byte past the period. */
+	for (; n + REPEAT_BYTE_PERIOD + 1 <= end; n += REPEAT_BYTE_PERIOD) {
+		repeat_filter_age(r, entries);
+		filter = t->filter[r->filter_gen];
+		p = buf + (n - base);
+#pragma GCC unroll 8
+		for (i = 0; i < REPEAT_BYTE_INSERT - 1; i++) {
+			h = repeat_hash8(key, p + i * REPEAT_BYTE_LOOKUP);
+			if (repeat_filter_has(t, h))
+				repeat_probe(r, entries, h, n + i * REPEAT_BYTE_LOOKUP);
+			h = repeat_hash8(key, p + i * REPEAT_BYTE_INSERT);
+			repeat_remember(t, filter, entries++, h);
+		}
+		h = repeat_hash8(key, p + i * REPEAT_BYTE_LOOKUP);
+		if (repeat_filter_has(t, h))
+			repeat_probe(r, entries, h, n + i * REPEAT_BYTE_LOOKUP);
+	}
+	r->entries = entries;
+	r->next_lookup = r->next_insert = n;
+}
+
+/* The next position at or after pos on a grid of this stride. */
+static uint64_t
+repeat_grid_after(uint64_t pos, size_t stride)
+{
+	return (pos + stride - 1) / stride * stride;
+}
+
+/* Every window lying wholly in buf = stream [base, end), in stream order. */
+static void
+repeat_scan(struct repeat *r, const uint8_t *buf, uint64_t base, uint64_t end)
+{
+	uint64_t upto;
+
+	if (r->window != REPEAT_BYTE_WINDOW) {
+		repeat_scan_windows(r, buf, base, end);
+		return;
+	}
+	/* The windows starting before both grids next meet, the periods, then the rest. */
+	upto = repeat_grid_after(r->next_insert, REPEAT_BYTE_PERIOD) + REPEAT_BYTE_WINDOW - 1;
+	repeat_scan_windows(r, buf, base, upto < end ? upto : end);
+	repeat_scan_periods(r, buf, base, end);
+	repeat_scan_windows(r, buf, base, end);
 }
 
 /* Hand on buf = stream [base, ...) up to position `to`, split where the marks begin and end. */
@@ -372,15 +457,8 @@ repeat_input(struct repeat *r, const uint8_t *buf, size_t len, repeat_release_fn
 void
 repeat_flush(struct repeat *r, repeat_release_fn fn, void *arg)
 {
-	if (r->head != NULL && r->pos > r->released)
+	if (r->tables != NULL && r->pos > r->released)
 		repeat_take(r, NULL, 0, true, fn, arg);
-}
-
-/* The next position at or after pos on a grid of this stride. */
-static uint64_t
-repeat_grid_after(uint64_t pos, size_t stride)
-{
-	return (pos + stride - 1) / stride * stride;
 }
 
 /* A reopen: drop what is held back, keep the history. */
@@ -413,9 +491,13 @@ repeat_min_caught(const struct repeat *r)
 	return r->lookahead;
 }
 
-/* How far back a repeat is caught. */
+/*
+ * How far back a repeat is caught: a hit's remembered window is at most
+ * REPEAT_HISTORY insert strides before it, counting from the last
+ * remembered window that starts before the looked-up one.
+ */
 size_t
 repeat_reach(const struct repeat *r)
 {
-	return (REPEAT_HISTORY - 1) * r->insert_stride;
+	return REPEAT_HISTORY * r->insert_stride;
 }
