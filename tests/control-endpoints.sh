@@ -30,8 +30,11 @@ check "check file:state has componentId, componentType, observedValue, status, t
     test "$(json "$c[\"componentId\"], $c[\"componentType\"], $c[\"observedValue\"], $c[\"status\"], len($c[\"time\"])" <"$tmp/h.json")" = \
     "file entropy-source running pass 20"
 c='d["checks"]["file:failedBlocks"][0]'
-check "check file:failedBlocks is the recent failure rate in %" \
-    test "$(json "$c[\"observedUnit\"], $c[\"observedValue\"]" <"$tmp/h.json")" = "% 0.0"
+# Random input fails a FIPS 140-2 block about once in 1300: the rate is a
+# small percentage, not always 0.
+rate=$(json "$c[\"observedUnit\"], 0 <= $c[\"observedValue\"] <= 1, $c[\"observedValue\"]" <"$tmp/h.json")
+check "check file:failedBlocks is the recent failure rate in %, at most 1 ($rate)" \
+    test "${rate% *}" = "% True"
 check "/health reports the sink's state" \
     test "$(json 'd["sink"]["kind"], d["sink"]["state"], d["checks"]["sink:bitsCredited"][0]["status"]' <"$tmp/h.json")" = \
     "discard ok pass"
