@@ -20,6 +20,7 @@
 #include "log.h"
 #include "notify.h"
 #include "plugin.h"
+#include "pluginhost.h"
 #include "privdrop.h"
 #include "reader.h"
 #include "registry.h"
@@ -824,7 +825,9 @@ engine_run(const struct config *cfg, struct sink *sink)
 		fatalx("event_base_priority_init failed");
 	if (defer_attach(engine.base) == -1)
 		fatal("defer");
+	pluginhost_attach(engine.base, cfg);
 	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
+		pluginhost_detach();
 		defer_detach();
 		event_base_free(engine.base);
 		return rc;
@@ -889,6 +892,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	if (sink->ev_write != NULL)
 		event_free(sink->ev_write);
 	sink->ev_write = NULL;
+	pluginhost_detach();
 	defer_detach();
 	event_base_free(engine.base);
 	return engine.exit_code;
