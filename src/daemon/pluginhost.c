@@ -620,7 +620,9 @@ pluginhost_log_line(struct pluginhost *h, struct entropyd_instance *inst, int pr
 		h->log_dropped = 0;
 	}
 	if (++h->log_lines > PLUGINHOST_LOG_PER_SECOND) {
-		h->log_dropped++;
+		if (h->log_dropped++ == 0)
+			log_warnx("plugin %s: more than %u log lines in a second; dropping the rest "
+			    "of this second's", h->name, PLUGINHOST_LOG_PER_SECOND);
 		return;
 	}
 	if (priority < LOG_ERR)
@@ -838,6 +840,12 @@ pluginhost_probe(struct entropyd_module *m, const struct entropyd_host *host)
 	pluginhost_dispatch(h);
 	if (rc == -2) {
 		registry_host.unusable(m, "%s", err);
+		return 0;
+	}
+	if (!h->running) {
+		/* Ended by what it sent during the probe. */
+		registry_host.unusable(m, "plugin host ended during probe(): %s",
+		    h->fault[0] != '\0' ? h->fault : pluginhost_absent_reason(h));
 		return 0;
 	}
 	return rc;
