@@ -37,8 +37,9 @@
 
 /* How long the daemon waits for a host's answer: a little past the host's own watchdog. */
 #define PLUGINHOST_WAIT_MS (PLUGINPROTO_CALL_TIMEOUT_MS + 1000u)
-/* How long a host asked to stop may take before it is killed. */
+/* How long a host asked to stop may take before it is killed (under valgrind, longer). */
 #define PLUGINHOST_STOP_MS 300u
+#define PLUGINHOST_STOP_VALGRIND_MS 5000u
 /* A host that ran this long before it ended is restarted after the first backoff again. */
 #define PLUGINHOST_STABLE_NS (60ull * 1000000000u)
 /* Log lines a host may send per second; more are counted and dropped. */
@@ -1229,7 +1230,10 @@ pluginhost_free(struct pluginhost *h)
 	struct pluginhost_queued *q;
 	struct pluginproto_msg msg;
 	uint8_t buf[256];
-	uint64_t deadline = clock_now_ns() + (uint64_t)PLUGINHOST_STOP_MS * 1000000u;
+	const char *preload = getenv("LD_PRELOAD");
+	uint64_t deadline = clock_now_ns() + (uint64_t)(preload != NULL &&
+	    strstr(preload, "vgpreload") != NULL ? PLUGINHOST_STOP_VALGRIND_MS :
+	    PLUGINHOST_STOP_MS) * 1000000u;
 
 	h->stopping = true;
 	if (h->running) {

@@ -1008,6 +1008,7 @@ child_main(int control, int file, uid_t uid, gid_t gid)
 	struct sigaction sa;
 	pthread_t watchdog;
 	char err[256];
+	int confined;
 
 	child_control = control;
 	signal(SIGPIPE, SIG_IGN);
@@ -1017,8 +1018,11 @@ child_main(int control, int file, uid_t uid, gid_t gid)
 	sigaction(CHILD_SIGNAL, &sa, NULL);
 	if ((child_defer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
 		return child_refuse("eventfd: %s", strerror(errno)), EX_OSERR;
-	if (confine_apply(uid, gid, err, sizeof err) == -1)
+	if ((confined = confine_apply(uid, gid, err, sizeof err)) == -1)
 		return child_refuse("cannot confine the plugin host: %s", err), EX_OSERR;
+	if (confined == 1)
+		child_module_log(&child_module, ENTROPYD_LOG_WARNING,
+		    "under valgrind: the plugin host runs without its seccomp filter");
 	if (child_load(file) == -1)
 		return EX_OK;
 	if ((errno = pthread_create(&watchdog, NULL, child_watchdog, NULL)) != 0)

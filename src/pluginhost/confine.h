@@ -22,12 +22,14 @@
  *     fail with EPERM; without capabilities the kernel refuses them too;
  *   - exec, ptrace, set*id, mounts, modules, namespaces, bpf and the like
  *     kill the host.
- * A core dump is never written (RLIMIT_CORE 0).
+ * A core dump is never written (RLIMIT_CORE 0). The filter is loaded
+ * while the host has one thread. Under valgrind, which refuses seccomp
+ * filters, the host runs without one (and says so).
  */
 
 /* Whether the allow-list is built in (libseccomp). */
 bool confine_seccomp_available(void);
-/* Apply everything above. 0, or -1 with one line in err. */
+/* Apply everything above. 0; 1 without the filter (under valgrind); -1 with one line in err. */
 int confine_apply(uid_t uid, gid_t gid, char *err, size_t errlen);
 
 #endif
