@@ -97,8 +97,8 @@ struct pluginhost_proxy {
 	uint64_t generation;
 	uint32_t child_id;
 	int data;
-	uint32_t wants[PLUGINPROTO_WINDOW];
-	unsigned n_wants;
+	uint32_t wants[PLUGINPROTO_WINDOW]; /* the reads asked for and not yet answered */
+	uint32_t n_wants;
 };
 
 static TAILQ_HEAD(, pluginhost) pluginhosts = TAILQ_HEAD_INITIALIZER(pluginhosts);
@@ -852,19 +852,23 @@ pluginhost_probe(struct entropyd_module *m, const struct entropyd_host *host)
 	return rc;
 }
 
-/* Ask for more bytes on an open proxy; false when the host ended. */
+/* Ask for count more reads of up to len bytes on an open proxy (within the window). */
 static void
-pluginhost_want(struct pluginhost_proxy *p, uint32_t len)
+pluginhost_want(struct pluginhost_proxy *p, uint32_t len, uint32_t count)
 {
 	struct pluginproto_header hd = { .type = PP_WANT, .id = p->child_id };
-	uint8_t buf[sizeof hd + sizeof len];
+	uint32_t want[2] = { len, count };
+	uint8_t buf[sizeof hd + sizeof want];
 
-	if (p->n_wants >= PLUGINPROTO_WINDOW)
+	if (count > PLUGINPROTO_WINDOW - p->n_wants)
+		count = want[1] = PLUGINPROTO_WINDOW - p->n_wants;
+	if (count == 0)
 		return;
 	memcpy(buf, &hd, sizeof hd);
-	memcpy(buf + sizeof hd, &len, sizeof len);
+	memcpy(buf + sizeof hd, want, sizeof want);
 	if (send(p->data, buf, sizeof buf, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof buf)
-		p->wants[p->n_wants++] = len;
+		while (count-- > 0)
+			p->wants[p->n_wants++] = len;
 }
 
 static int
@@ -913,8 +917,7 @@ pluginhost_open(struct entropyd_instance *inst, void **state)
 	p->generation = h->generation;
 	p->child_id = child_id;
 	p->data = sv[0];
-	for (i = 0; i < PLUGINPROTO_WINDOW; i++)
-		pluginhost_want(p, ENGINE_POLL_READ_BYTES);
+	pluginhost_want(p, ENGINE_POLL_READ_BYTES, PLUGINPROTO_WINDOW);
 	*state = p;
 	return 0;
 }
@@ -939,8 +942,11 @@ pluginhost_read(void *state, void *buf, size_t len)
 	size_t cap;
 	ssize_t n;
 
-	if (p->n_wants == 0)
-		return ENTROPYD_READ_AGAIN; /* cannot happen: a want is sent after each answer */
+	if (p->n_wants == 0) {
+		/* Only when asking failed (a full queue): ask again. */
+		pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW);
+		return ENTROPYD_READ_AGAIN;
+	}
 	cap = len < p->wants[0] ? len : p->wants[0];
 	n = pluginproto_recv_split(p->data, &hd, buf, cap);
 	if (n == -1 && errno == EAGAIN)
@@ -960,14 +966,15 @@ pluginhost_read(void *state, void *buf, size_t len)
 	}
 	memmove(p->wants, p->wants + 1, --p->n_wants * sizeof p->wants[0]);
 	if (hd.type == PP_DATA && n > 0) {
-		pluginhost_want(p, (uint32_t)len);
+		if (p->n_wants <= PLUGINPROTO_WINDOW / 2)
+			pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW - p->n_wants);
 		return n;
 	}
 	if (hd.type != PP_RESULT || n != (ssize_t)sizeof result)
 		return pluginhost_data_error(p, "an unexpected message on a data socket");
 	memcpy(result, buf, sizeof result);
 	explicit_bzero(buf, sizeof result);
-	if (result[0] >= 0)
+	if (result[0] > 0)
 		return pluginhost_data_error(p, "a read result that is not an end or an error");
 	errno = result[1];
 	return result[0];

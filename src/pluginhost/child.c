@@ -105,6 +105,7 @@ static void child_defer(struct entropyd_module *, void (*)(struct entropyd_modul
     void *);
 static void child_instance_gone(struct entropyd_instance *, const char *);
 static void child_close(struct entropyd_instance *);
+static bool child_take_wants(struct entropyd_instance *);
 
 static const struct entropyd_host child_host = {
 	.size = sizeof(struct entropyd_host),
@@ -513,7 +514,22 @@ child_interrupt(int sig)
 {
 }
 
-/* A reader thread: read while the daemon wants bytes, as the daemon's own threads do. */
+/* A reader thread waits for the daemon's wants on the data socket itself; false at its end. */
+static bool
+child_reader_wait(struct entropyd_instance *inst)
+{
+	struct pollfd pfd = { .fd = inst->data, .events = POLLIN };
+
+	if (poll(&pfd, 1, -1) == -1)
+		return errno == EINTR; /* the stop signal, or another: look again */
+	return child_take_wants(inst) && !(pfd.revents & (POLLHUP | POLLERR));
+}
+
+/*
+ * A reader thread: read while the daemon wants bytes, as the daemon's own
+ * threads do. It takes the wants from the data socket itself, so a want
+ * costs one wake-up, not two.
+ */
 static void *
 child_reader(void *arg)
 {
@@ -529,8 +545,17 @@ child_reader(void *arg)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 	pthread_mutex_lock(&child_lock);
 	for (;;) {
-		while (!inst->stop && (inst->n_wants == 0 || inst->ended))
-			pthread_cond_wait(&child_cond, &child_lock);
+		while (!inst->stop && (inst->n_wants == 0 || inst->ended)) {
+			bool more;
+
+			pthread_mutex_unlock(&child_lock);
+			more = child_reader_wait(inst);
+			pthread_mutex_lock(&child_lock);
+			if (!more)
+				inst->ended = true; /* the daemon closed it: wait to be stopped */
+			if (!more && !inst->stop)
+				pthread_cond_wait(&child_cond, &child_lock);
+		}
 		if (inst->stop)
 			break;
 		len = inst->wants[0];
@@ -645,7 +670,7 @@ child_open(uint32_t id, int data)
 	inst->stop = inst->done = false;
 	if ((inst->buf = malloc(PLUGINPROTO_DATA_MAX)) == NULL)
 		child_fault("out of memory");
-	fcntl(data, F_SETFL, fcntl(data, F_GETFL) | O_NONBLOCK);
+	/* Blocking sends: at most PLUGINPROTO_WINDOW answers are ever queued. */
 	child_enter("pollfd");
 	inst->fd = child_module.src->pollfd(state);
 	child_leave();
@@ -668,20 +693,20 @@ static bool
 child_take_wants(struct entropyd_instance *inst)
 {
 	struct pluginproto_header h;
-	uint32_t len;
+	uint32_t want[2]; /* len, count */
 	ssize_t n;
 
 	for (;;) {
-		n = pluginproto_recv_split(inst->data, &h, &len, sizeof len);
+		n = pluginproto_recv_split(inst->data, &h, want, sizeof want);
 		if (n == -1 && errno == EAGAIN)
 			return true;
-		if (n != (ssize_t)sizeof len || h.type != PP_WANT)
+		if (n != (ssize_t)sizeof want || h.type != PP_WANT)
 			return false;
-		if (len == 0 || len > PLUGINPROTO_DATA_MAX)
-			len = PLUGINPROTO_DATA_MAX;
+		if (want[0] == 0 || want[0] > PLUGINPROTO_DATA_MAX)
+			want[0] = PLUGINPROTO_DATA_MAX;
 		pthread_mutex_lock(&child_lock);
-		if (inst->n_wants < PLUGINPROTO_WINDOW)
-			inst->wants[inst->n_wants++] = len;
+		while (want[1]-- > 0 && inst->n_wants < PLUGINPROTO_WINDOW)
+			inst->wants[inst->n_wants++] = want[0];
 		pthread_cond_broadcast(&child_cond);
 		pthread_mutex_unlock(&child_lock);
 	}
@@ -953,7 +978,7 @@ child_loop(void)
 		n = 0;
 		pthread_mutex_lock(&child_lock);
 		for (inst = child_instances; inst != NULL; inst = inst->next)
-			n += inst->open ? 2 : 0;
+			n += inst->open && !inst->threaded ? 2 : 0;
 		if (n + 2 > cap) {
 			cap = n + 16;
 			pfd = realloc(pfd, cap * sizeof *pfd);
@@ -967,9 +992,11 @@ child_loop(void)
 		for (inst = child_instances; inst != NULL; inst = inst->next) {
 			if (!inst->open)
 				continue;
+			if (inst->threaded)
+				continue; /* its reader thread takes its wants */
 			who[n] = inst;
 			pfd[n++] = (struct pollfd){ .fd = inst->data, .events = POLLIN };
-			if (inst->fd >= 0 && !inst->threaded && inst->n_wants > 0 && !inst->ended) {
+			if (inst->fd >= 0 && inst->n_wants > 0 && !inst->ended) {
 				who[n] = inst;
 				pfd[n++] = (struct pollfd){ .fd = inst->fd, .events = POLLIN };
 			}

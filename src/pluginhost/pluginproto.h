@@ -20,8 +20,10 @@
  *             plugin file), SPAWNED, KILL, EXITED.
  *   control   daemon <-> one host: the descriptor, configure, probe,
  *             open/close, and the host calls the plugin makes.
- *   data      daemon <-> one instance in a host: WANT len, then DATA or
- *             RESULT; up to PLUGINPROTO_WINDOW wants outstanding.
+ *   data      daemon <-> one instance in a host: WANT len count, then a
+ *             DATA or RESULT per read; up to PLUGINPROTO_WINDOW reads
+ *             outstanding, asked for again once half are answered (one
+ *             wake-up of the host per half window, not per read).
  */
 
 /* The largest message, header included. */
@@ -64,7 +66,7 @@ enum pluginproto_type {
 	PP_LIMIT,       /* id; f64 bits */
 	PP_FAULT,       /* string reason: the host is ending because of its plugin */
 	/* data */
-	PP_WANT = 64,   /* D->H u32 len */
+	PP_WANT = 64,   /* D->H u32 len; u32 count: count reads of up to len bytes */
 	PP_DATA,        /* H->D the bytes */
 	PP_RESULT,      /* H->D i32 read() result (EOF, ERROR, REOPEN); i32 errno */
 };
