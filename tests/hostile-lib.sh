@@ -72,13 +72,14 @@ host_pids() {
 	done
 }
 
-# hostile_crash CASE REASON [ready]: the plugin's host ends with REASON (the
-# instance goes absent with it, in /sources and the log); the host is
-# restarted and counted; the file source keeps feeding. With "probe" the
-# plugin dies before adding an instance: the reason is the module's.
+# hostile_crash CASE REASON [read|probe [protocol]]: the plugin's host ends
+# with REASON (the instance goes absent with it, in /sources and the log);
+# the host is restarted and counted; the file source keeps feeding. With
+# "probe" the plugin dies before adding an instance: the reason is the
+# module's. With "protocol" /metrics counts a protocol error too.
 hostile_crash() {
-	case=$1 reason=$2 where=${3:-read}
-	plan 7
+	case=$1 reason=$2 where=${3:-read} protocol=${4:-}
+	if [ -n "$protocol" ]; then plan 8; else plan 7; fi
 	hostile_start "$case"
 	if [ "$where" = probe ]; then
 		wait_for "$hung_tenths" grep -qF "plugin $tmp/plugins/$name.so: host ended: $reason" \
@@ -99,6 +100,10 @@ hostile_crash() {
 	show_if_failed "$tmp/log"
 	check "its host is restarted with backoff and counted in /metrics" \
 	    wait_for 100 restarted
+	if [ -n "$protocol" ]; then
+		check "/metrics counts a protocol error" \
+		    test "$(plugin_metric plugin_protocol_errors_total)" -ge 1
+	fi
 	good_keeps_feeding
 	ucurl "$sock" /health >"$tmp/health"
 	check "/health answers" grep -q '"status"' "$tmp/health"

@@ -705,8 +705,11 @@ pluginhost_handle(struct pluginhost *h, uint8_t *buf, size_t len)
 		registry_host.limit_entropy(l->inst, bits);
 		return;
 	case PP_FAULT:
-		if (!pluginproto_get_str(&msg, text, sizeof text, &present) || !present)
+		if (!pluginproto_get_i32(&msg, &priority) ||
+		    !pluginproto_get_str(&msg, text, sizeof text, &present) || !present)
 			break;
+		if (priority == PLUGINPROTO_FAULT_PROTOCOL)
+			h->protocol_errors++;
 		snprintf(h->fault, sizeof h->fault, "%.*s", (int)sizeof h->fault - 1, text);
 		return;
 	}

@@ -133,9 +133,9 @@ child_send(struct pluginproto_msg *m)
 	pluginproto_send(child_control, m, -1, -1);
 }
 
-/* Say why the host ends because of its plugin, and end it. */
+/* Say why the host ends because of its plugin (a PLUGINPROTO_FAULT_* kind), and end it. */
 static void __attribute__((noreturn))
-child_fault(const char *fmt, ...)
+child_fault_kind(int kind, const char *fmt, ...)
 {
 	struct pluginproto_msg m;
 	uint8_t buf[PLUGINPROTO_STRING_MAX + 64];
@@ -146,10 +146,13 @@ child_fault(const char *fmt, ...)
 	vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
 	pluginproto_begin(&m, buf, sizeof buf, PP_FAULT, 0);
+	pluginproto_put_i32(&m, kind);
 	pluginproto_put_str(&m, reason);
 	child_send(&m);
 	_exit(EX_SOFTWARE);
 }
+
+#define child_fault(...) child_fault_kind(PLUGINPROTO_FAULT_CALL, __VA_ARGS__)
 
 /* A line for the daemon's log, for an instance (id) or the module (0). */
 static void
@@ -466,7 +469,8 @@ child_call_read(struct entropyd_instance *inst, size_t len, int *err)
 	child_busy--;
 	pthread_mutex_unlock(&child_lock);
 	if (n > (ssize_t)len)
-		child_fault("read() returned %zd bytes for a read of %zu", n, len);
+		child_fault_kind(PLUGINPROTO_FAULT_PROTOCOL,
+		    "read() returned %zd bytes for a read of %zu", n, len);
 	return n;
 }
 

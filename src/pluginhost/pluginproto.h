@@ -36,6 +36,9 @@
 #define PLUGINPROTO_WINDOW 8
 /* A plugin's read() (or configure, probe, open) must return within this. */
 #define PLUGINPROTO_CALL_TIMEOUT_MS 5000u
+/* Kinds of PP_FAULT: a call that hung or failed, or a broken protocol (a read over-long). */
+#define PLUGINPROTO_FAULT_CALL 0
+#define PLUGINPROTO_FAULT_PROTOCOL 1
 /* The most options and instances a plugin may have. */
 #define PLUGINPROTO_MAX_OPTIONS 64
 #define PLUGINPROTO_MAX_INSTANCES 256
@@ -64,7 +67,7 @@ enum pluginproto_type {
 	PP_REMOVE,      /* id */
 	PP_GONE,        /* id; string reason */
 	PP_LIMIT,       /* id; f64 bits */
-	PP_FAULT,       /* string reason: the host is ending because of its plugin */
+	PP_FAULT,       /* i32 kind (PLUGINPROTO_FAULT_*); string reason: the host ends because of its plugin */
 	/* data */
 	PP_WANT = 64,   /* D->H u32 len; u32 count: count reads of up to len bytes */
 	PP_DATA,        /* H->D the bytes */

@@ -13,6 +13,8 @@
  *   FORKBOMB       fork()s 1000 times in probe() and logs how many succeeded
  *   RNDADD         opens /dev/random in probe() and tries RNDADDENTROPY, logging the result
  *   GARBAGE        writes a malformed message onto every socket it holds, in probe()
+ *   FORGE          in read(), sends a forged 8 KiB data message for a 4 KiB read on
+ *                  every data socket of its host (bypassing the host's own checks)
  *   FLOOD          logs 100000 lines in probe()
  *   BITS_1000      claims 1000 bits per byte
  *   BITS_NAN       claims NaN bits per byte
@@ -179,6 +181,22 @@ hostile_read(void *state, void *buf, size_t len)
 #endif
 #ifdef GIGABYTE
 	return (ssize_t)1 << 30;
+#endif
+#ifdef FORGE
+	{
+		/* The host's data message: type 65 (PP_DATA), instance 1, 8 KiB. */
+		static unsigned char forged[8 + 8192] = { 65, 0, 0, 0, 1, 0, 0, 0 };
+		int fd, type;
+		socklen_t tlen;
+
+		/* Its data sockets; fd 3 is the host's control socket. */
+		for (fd = 4; fd < 64; fd++) {
+			tlen = sizeof type;
+			if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 &&
+			    type == SOCK_SEQPACKET)
+				send(fd, forged, sizeof forged, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+	}
 #endif
 	n = read(h->fd, buf, len);
 #ifdef OVERREAD
