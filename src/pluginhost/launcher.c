@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -50,6 +51,8 @@ launcher_spawn(const char *self, int control, int file, uint32_t uid, uint32_t g
 		close(fd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Capabilities given to the daemon as ambient ones (systemd) stop here. */
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	execv(self, argv);
 	_exit(127);
 }
