@@ -249,10 +249,43 @@ pluginhost_ended(struct pluginhost *h)
 	}
 }
 
+/*
+ * A dead host's last words may still wait on its socket (the launcher's
+ * news can come first): take the reason from its PP_FAULT.
+ */
+static void
+pluginhost_last_words(struct pluginhost *h)
+{
+	static uint8_t buf[PLUGINPROTO_MAX_BYTES];
+	char text[PLUGINPROTO_STRING_MAX + 1];
+	struct pluginproto_msg msg;
+	int32_t kind;
+	bool present;
+	int fds[2];
+	ssize_t n;
+
+	while (h->control != -1 && h->fault[0] == '\0' &&
+	    (n = pluginproto_recv(h->control, buf, sizeof buf, MSG_DONTWAIT, fds)) > 0) {
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		if (!pluginproto_open(&msg, buf, (size_t)n) ||
+		    pluginproto_header(&msg)->type != PP_FAULT ||
+		    !pluginproto_get_i32(&msg, &kind) ||
+		    !pluginproto_get_str(&msg, text, sizeof text, &present) || !present)
+			continue;
+		if (kind == PLUGINPROTO_FAULT_PROTOCOL)
+			h->protocol_errors++;
+		snprintf(h->fault, sizeof h->fault, "%.*s", (int)sizeof h->fault - 1, text);
+	}
+}
+
 /* The launcher says a host process ended, with its wait status. */
 static void
 pluginhost_exited(struct pluginhost *h, int status)
 {
+	pluginhost_last_words(h);
 	if (h->fault[0] != '\0')
 		snprintf(h->ended, sizeof h->ended, "%s", h->fault);
 	else
@@ -887,7 +920,7 @@ pluginhost_open(struct entropyd_instance *inst, void **state)
 	int sv[2];
 
 	if (!h->running) {
-		registry_note_error(inst, "plugin host not running: %s; restarting",
+		registry_note_error(inst, "plugin host ended: %s; restarting",
 		    pluginhost_absent_reason(h));
 		return -1;
 	}
