@@ -1331,8 +1331,9 @@ pluginhost_attach(struct event_base *base, const struct config *cfg)
 	char err[256];
 
 	pluginhost_launcher.base = base;
+	/* Confined, the daemon cannot start it later: now, if plugins may come. */
 	if (pluginhost_launcher.fd == -1 && cfg->drop_privileges != NULL &&
-	    pluginhost_launcher_start(err, sizeof err) == -1)
+	    access(cfg->plugin_dir, F_OK) == 0 && pluginhost_launcher_start(err, sizeof err) == -1)
 		log_warnx("plugin launcher: %s", err);
 	if (pluginhost_launcher.fd != -1) {
 		pluginhost_launcher.ev = event_new(base, pluginhost_launcher.fd,

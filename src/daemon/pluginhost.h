@@ -50,8 +50,9 @@ void pluginhost_describe(struct pluginhost *, char *buf, size_t len);
 
 /*
  * The engine's loop is running (base): watch the hosts and the launcher
- * there, restart ended hosts. With -D (cfg->drop_privileges) the launcher
- * is started now, before the daemon confines itself (no exec after that).
+ * there, restart ended hosts. With -D (cfg->drop_privileges) and a plugin
+ * directory, the launcher is started now, before the daemon confines itself
+ * (no exec after that), so plugins dropped in later can still run.
  */
 void pluginhost_attach(struct event_base *, const struct config *);
 /* The loop is ending. */
