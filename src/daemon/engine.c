@@ -825,7 +825,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 		fatalx("event_base_priority_init failed");
 	if (defer_attach(engine.base) == -1)
 		fatal("defer");
-	pluginhost_attach(engine.base, cfg);
+	pluginhost_attach(engine.base);
 	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
 		pluginhost_detach();
 		defer_detach();

@@ -208,6 +208,7 @@ plugin_load_dir(const char *dir)
 			log_warn("plugin directory %s", dir);
 		return 0;
 	}
+	pluginhost_prepare();
 	for (i = 0; i < n; i++) {
 		xasprintf(&path, "%s/%s", dir, names[i]->d_name);
 		free(names[i]);

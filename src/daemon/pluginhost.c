@@ -24,7 +24,6 @@
 #include "clock.h"
 #include "engine.h"
 #include "log.h"
-#include "options.h"
 #include "pluginhost.h"
 #include "pluginproto.h"
 #include "privdrop.h"
@@ -1325,16 +1324,20 @@ pluginhost_free_all(void)
 }
 
 void
-pluginhost_attach(struct event_base *base, const struct config *cfg)
+pluginhost_prepare(void)
 {
-	struct pluginhost *h;
 	char err[256];
 
-	pluginhost_launcher.base = base;
-	/* Confined, the daemon cannot start it later: now, if plugins may come. */
-	if (pluginhost_launcher.fd == -1 && cfg->drop_privileges != NULL &&
-	    access(cfg->plugin_dir, F_OK) == 0 && pluginhost_launcher_start(err, sizeof err) == -1)
+	if (privdrop_prepared() && pluginhost_launcher_start(err, sizeof err) == -1)
 		log_warnx("plugin launcher: %s", err);
+}
+
+void
+pluginhost_attach(struct event_base *base)
+{
+	struct pluginhost *h;
+
+	pluginhost_launcher.base = base;
 	if (pluginhost_launcher.fd != -1) {
 		pluginhost_launcher.ev = event_new(base, pluginhost_launcher.fd,
 		    EV_READ | EV_PERSIST, pluginhost_launcher_readable, NULL);

@@ -6,7 +6,6 @@
 
 #include <entropyd/source.h>
 
-struct config;
 struct event_base;
 struct evbuffer;
 
@@ -49,12 +48,14 @@ int pluginhost_is_proxy(const struct entropyd_source *);
 void pluginhost_describe(struct pluginhost *, char *buf, size_t len);
 
 /*
- * The engine's loop is running (base): watch the hosts and the launcher
- * there, restart ended hosts. With -D (cfg->drop_privileges) and a plugin
- * directory, the launcher is started now, before the daemon confines itself
- * (no exec after that), so plugins dropped in later can still run.
+ * With -D (prepared), start the launcher now, while the daemon still has
+ * the capabilities and the exec its hosts need: before it narrows its
+ * bounding set and confines itself. The plugin loader calls it when the
+ * plugin directory exists, so plugins dropped in later can still run.
  */
-void pluginhost_attach(struct event_base *, const struct config *);
+void pluginhost_prepare(void);
+/* The engine's loop is running (base): watch the hosts and the launcher there, restart ended hosts. */
+void pluginhost_attach(struct event_base *);
 /* The loop is ending. */
 void pluginhost_detach(void);
 /* /metrics: the plugin families (restarts, up, protocol errors). */
