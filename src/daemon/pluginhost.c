@@ -45,6 +45,8 @@
 #define PLUGINHOST_LOG_PER_SECOND 100u
 /* Messages handled per wake-up, so a flooding host cannot hold the loop. */
 #define PLUGINHOST_BATCH 256
+/* Messages kept for later at most (while waiting for an answer). */
+#define PLUGINHOST_QUEUE_MAX 1024
 
 /* A message that came while the daemon waited for an answer. */
 struct pluginhost_queued {
@@ -80,6 +82,7 @@ struct pluginhost {
 	size_t n_links;
 	uint32_t adding;        /* the host instance being added (PP_ADD in progress) */
 	STAILQ_HEAD(, pluginhost_queued) queue;
+	unsigned n_queued;
 	bool dispatching;
 	struct event *ev_control, *ev_restart;
 	unsigned backoff_ms;
@@ -123,6 +126,7 @@ static void pluginhost_dispatch(struct pluginhost *);
 static void pluginhost_watch(struct pluginhost *);
 static int pluginhost_boot(struct pluginhost *, char *, size_t);
 static void pluginhost_restart(int, short, void *);
+static bool pluginhost_log_allowed(struct pluginhost *);
 
 /* The entropyd-plugin program: $ENTROPYD_PLUGIN_HOST, the installed one, or the daemon's neighbour. */
 static const char *
@@ -228,6 +232,7 @@ pluginhost_ended(struct pluginhost *h)
 		STAILQ_REMOVE_HEAD(&h->queue, entry);
 		free(q);
 	}
+	h->n_queued = 0;
 	if (h->stopping)
 		return;
 	snprintf(why, sizeof why, "plugin host ended: %s", h->ended);
@@ -549,15 +554,29 @@ pluginhost_recv(struct pluginhost *h, uint8_t *buf, size_t cap)
 	return n;
 }
 
-/* Keep a message for later (it came while the daemon waited for another). */
+/*
+ * Keep a message for later (it came while the daemon waited for another, or
+ * in a batch): a log line over the host's budget is dropped here, and a
+ * host that sends more than PLUGINHOST_QUEUE_MAX messages at once is ended,
+ * so a flood never grows the daemon's memory.
+ */
 static void
 pluginhost_enqueue(struct pluginhost *h, const uint8_t *buf, size_t len)
 {
-	struct pluginhost_queued *q = xmalloc(sizeof *q + len);
+	const struct pluginproto_header *hd = (const struct pluginproto_header *)(const void *)buf;
+	struct pluginhost_queued *q;
 
+	if (hd->type == PP_LOG && !pluginhost_log_allowed(h))
+		return;
+	if (h->n_queued >= PLUGINHOST_QUEUE_MAX) {
+		pluginhost_protocol_error(h, "too many messages at once");
+		return;
+	}
+	q = xmalloc(sizeof *q + len);
 	q->len = len;
 	memcpy(q->buf, buf, len);
 	STAILQ_INSERT_TAIL(&h->queue, q, entry);
+	h->n_queued++;
 }
 
 /*
@@ -637,27 +656,35 @@ pluginhost_drop_link(struct pluginhost *h, struct pluginhost_link *l)
 	*l = h->links[--h->n_links];
 }
 
-/* A log line from a host, at most PLUGINHOST_LOG_PER_SECOND a second. */
-static void
-pluginhost_log_line(struct pluginhost *h, struct entropyd_instance *inst, int priority,
-    const char *line)
+/* Whether a host may log one more line this second; says so once when it may not. */
+static bool
+pluginhost_log_allowed(struct pluginhost *h)
 {
 	uint64_t now = clock_now_ns();
 
 	if (now - h->log_window_ns >= 1000000000u) {
 		if (h->log_dropped > 0)
 			log_warnx("plugin %s: %" PRIu64 " log lines dropped (more than %u a second)",
-			    h->name, h->log_dropped, PLUGINHOST_LOG_PER_SECOND);
+			    h->name != NULL ? h->name : h->path, h->log_dropped,
+			    PLUGINHOST_LOG_PER_SECOND);
 		h->log_window_ns = now;
 		h->log_lines = 0;
 		h->log_dropped = 0;
 	}
-	if (++h->log_lines > PLUGINHOST_LOG_PER_SECOND) {
-		if (h->log_dropped++ == 0)
-			log_warnx("plugin %s: more than %u log lines in a second; dropping the rest "
-			    "of this second's", h->name, PLUGINHOST_LOG_PER_SECOND);
-		return;
-	}
+	if (++h->log_lines <= PLUGINHOST_LOG_PER_SECOND)
+		return true;
+	if (h->log_dropped++ == 0)
+		log_warnx("plugin %s: more than %u log lines in a second; dropping the rest "
+		    "of this second's", h->name != NULL ? h->name : h->path,
+		    PLUGINHOST_LOG_PER_SECOND);
+	return false;
+}
+
+/* A log line from a host (within its budget, checked as it came). */
+static void
+pluginhost_log_line(struct pluginhost *h, struct entropyd_instance *inst, int priority,
+    const char *line)
+{
 	if (priority < LOG_ERR)
 		priority = LOG_ERR;
 	if (priority > LOG_DEBUG)
@@ -760,8 +787,13 @@ pluginhost_dispatch(struct pluginhost *h)
 		return;
 	h->dispatching = true;
 	while ((q = STAILQ_FIRST(&h->queue)) != NULL) {
+		const struct pluginproto_header *hd =
+		    (const struct pluginproto_header *)(const void *)q->buf;
+
 		STAILQ_REMOVE_HEAD(&h->queue, entry);
-		if (h->running)
+		h->n_queued--;
+		/* Once it is ending, only its last words: why, and its log lines. */
+		if (h->running || hd->type == PP_FAULT || hd->type == PP_LOG)
 			pluginhost_handle(h, q->buf, q->len);
 		free(q);
 	}
@@ -1300,6 +1332,7 @@ pluginhost_free(struct pluginhost *h)
 		STAILQ_REMOVE_HEAD(&h->queue, entry);
 		free(q);
 	}
+	h->n_queued = 0;
 	TAILQ_REMOVE(&pluginhosts, h, entry);
 	if (h->file != -1)
 		close(h->file);
