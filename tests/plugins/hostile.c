@@ -15,7 +15,7 @@
  *   GARBAGE        writes a malformed message onto every socket it holds, in probe()
  *   FORGE          in read(), sends a forged 8 KiB data message for a 4 KiB read on
  *                  every data socket of its host (bypassing the host's own checks)
- *   FLOOD          logs 100000 lines in probe()
+ *   FLOOD          logs 20000 lines in probe()
  *   BITS_1000      claims 1000 bits per byte
  *   BITS_NAN       claims NaN bits per byte
  *   SAMPLE_0       raw samples of 0 bits
@@ -112,7 +112,7 @@ hostile_probe_misdeeds(struct entropyd_module *m, const struct entropyd_host *ho
 	{
 		int i;
 
-		for (i = 0; i < 100000; i++)
+		for (i = 0; i < 20000; i++)
 			host->module_log(m, ENTROPYD_LOG_INFO, "flood line %d", i);
 	}
 #endif
