@@ -213,6 +213,7 @@ hostile_pollfd(void *state)
 	struct hostile *h = state;
 
 #if defined(LOOP_READ) || defined(BLOCK_READ)
+	(void)h;
 	return -1;
 #elif defined(POLL_BLOCK)
 	return h->poll_fd;
