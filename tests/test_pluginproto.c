@@ -2,7 +2,9 @@
 /*
  * The plugin host protocol's framing: fields round-trip, a malformed or
  * cut message is refused without an over-read, a message larger than the
- * receiver's buffer is discarded and said so, descriptors travel.
+ * receiver's buffer is discarded and said so, descriptors travel, and the
+ * forget frames (FORGET on the control socket, FORGOTTEN in the data
+ * stream) carry their sequence number and keep their place among the reads.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -137,6 +139,69 @@ Test(pluginproto, descriptors_travel_with_a_message)
 	cr_assert(fcntl(fds[0], F_GETFD) & FD_CLOEXEC, "received descriptors are close-on-exec");
 	close(fds[0]);
 	close(fd);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+Test(pluginproto, forget_frames_carry_their_number_and_keep_their_place)
+{
+	uint8_t buf[64], payload[4096];
+	struct pluginproto_header h;
+	struct pluginproto_msg m, r;
+	uint32_t seq;
+	int sv[2], fds[2];
+	ssize_t n;
+
+	/* New types after the old ones: an old peer's numbers mean what they meant. */
+	cr_assert_eq(PP_FORGET, PP_SHUTDOWN + 1);
+	cr_assert_eq(PP_FORGOTTEN, PP_RESULT + 1);
+	cr_assert_lt(PP_FORGET, PP_LOADED, "FORGET is a daemon-to-host control message");
+	cr_assert_gt(PP_FORGOTTEN, PP_WANT, "FORGOTTEN travels in the data stream");
+
+	/* FORGET: the host's instance id and one u32, nothing more. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	pluginproto_begin(&m, buf, sizeof buf, PP_FORGET, 5);
+	pluginproto_put_u32(&m, 0xfffffffeu);
+	cr_assert_eq(pluginproto_send(sv[0], &m, -1, -1), 0);
+	n = pluginproto_recv(sv[1], buf, sizeof buf, MSG_DONTWAIT, fds);
+	cr_assert_eq(n, (ssize_t)(sizeof h + sizeof seq));
+	cr_assert(pluginproto_open(&r, buf, (size_t)n));
+	cr_assert_eq(pluginproto_header(&r)->type, PP_FORGET);
+	cr_assert_eq(pluginproto_header(&r)->id, 5);
+	cr_assert(pluginproto_get_u32(&r, &seq) && seq == 0xfffffffeu);
+	cr_assert(pluginproto_done(&r));
+	/* One without its number, or with one too many, is malformed. */
+	pluginproto_begin(&m, buf, sizeof buf, PP_FORGET, 5);
+	pluginproto_open(&r, buf, m.len);
+	cr_assert_not(pluginproto_get_u32(&r, &seq));
+	pluginproto_begin(&m, buf, sizeof buf, PP_FORGET, 5);
+	pluginproto_put_u32(&m, 1);
+	pluginproto_put_u32(&m, 2);
+	pluginproto_open(&r, buf, m.len);
+	cr_assert(pluginproto_get_u32(&r, &seq));
+	cr_assert_not(pluginproto_done(&r));
+
+	/* In the data stream: DATA, FORGOTTEN 9, DATA come out in that order, each whole. */
+	pluginproto_begin(&m, buf, sizeof buf, PP_DATA, 5);
+	pluginproto_put_bytes(&m, "old", 3);
+	cr_assert_eq(pluginproto_send(sv[1], &m, -1, -1), 0);
+	pluginproto_begin(&m, buf, sizeof buf, PP_FORGOTTEN, 5);
+	pluginproto_put_u32(&m, 9);
+	cr_assert_eq(pluginproto_send(sv[1], &m, -1, -1), 0);
+	pluginproto_begin(&m, buf, sizeof buf, PP_DATA, 5);
+	pluginproto_put_bytes(&m, "new!", 4);
+	cr_assert_eq(pluginproto_send(sv[1], &m, -1, -1), 0);
+	cr_assert_eq(pluginproto_recv_split(sv[0], &h, payload, sizeof payload), 3);
+	cr_assert(h.type == PP_DATA && memcmp(payload, "old", 3) == 0);
+	cr_assert_eq(pluginproto_recv_split(sv[0], &h, payload, sizeof payload),
+	    (ssize_t)sizeof seq, "the payload is the number alone");
+	memcpy(&seq, payload, sizeof seq);
+	cr_assert(h.type == PP_FORGOTTEN && h.id == 5 && seq == 9);
+	cr_assert_eq(pluginproto_recv_split(sv[0], &h, payload, sizeof payload), 4);
+	cr_assert(h.type == PP_DATA && memcmp(payload, "new!", 4) == 0);
+	errno = 0;
+	cr_assert_eq(pluginproto_recv_split(sv[0], &h, payload, sizeof payload), -1);
+	cr_assert_eq(errno, EAGAIN);
 	close(sv[0]);
 	close(sv[1]);
 }

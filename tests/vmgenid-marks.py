@@ -12,6 +12,11 @@ mark. The check, one TAP-like line each:
   - after them come outputs of data read after the change;
   - the bytes discarded equal the bytes held, as the daemon reported them
     and as computed from its counters.
+For a plugin in its host, BEFORE may also give `host_read`, what the
+plugin had read when it was told (its forget()): the bytes between `read`
+and `host_read` were on their way to the daemon. They are held bytes too
+(marks, and counted as discarded), and what comes after the change must
+be of data after `host_read`.
 Usage: vmgenid-marks.py DATA OUTPUT BEFORE AFTER
 """
 import hashlib
@@ -43,9 +48,10 @@ def main():
     before = load(sys.argv[3])
     after = load(sys.argv[4])
     read, written = before["read"], before["written"]
+    host_read = before.get("host_read", read)
     results = []
 
-    marks = outputs(data[:read])
+    marks = outputs(data[:host_read])
     early = [out[i:i + OUT] for i in range(0, written, OUT)]
     results.append((len(out) >= written > 0 and written % OUT == 0 and
                     all(o in marks for o in early),
@@ -54,7 +60,7 @@ def main():
     hits = [i for i in range(len(late) - OUT + 1) if late[i:i + OUT] in marks]
     results.append((not hits, "none of the %d bytes after the change is a marked output%s" %
                     (len(late), " (found at %s)" % hits[:5] if hits else "")))
-    fresh = outputs(data[read:])
+    fresh = outputs(data[host_read:])
     late_outputs = [late[i:i + OUT] for i in range(0, len(late) - len(late) % OUT, OUT)]
     results.append((len(late_outputs) > 0 and all(o in fresh for o in late_outputs),
                     "the %d outputs after the change are of data read after it" %
@@ -63,9 +69,13 @@ def main():
     conditioned = passed * BLOCK // PIECE * OUT
     expected = (conditioned - written + passed * BLOCK % PIECE +
                 (read - 4 - before["tested"] * BLOCK))
-    results.append((after["discarded"] == before["held"] == expected,
-                    "discarded %d = held %d (reported) = %d (from the counters)" %
-                    (after["discarded"], before["held"], expected)))
+    in_flight = host_read - read
+    results.append((after["discarded"] == before["held"] + in_flight and
+                    before["held"] == expected and in_flight >= 0,
+                    "discarded %d = held %d (reported) = %d (from the counters)%s" %
+                    (after["discarded"], before["held"], expected,
+                     " + %d on their way from the plugin's host" % in_flight
+                     if "host_read" in before else "")))
     for ok, what in results:
         print("%s %s" % ("ok" if ok else "not ok", what))
     return 0 if all(ok for ok, _ in results) else 1

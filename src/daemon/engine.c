@@ -519,6 +519,8 @@ engine_forget_all(void)
 		src = inst->module->src;
 		if (inst->slot->reader != NULL)
 			held += reader_forget(inst->slot->reader); /* calls forget() on its thread */
+		else if (pluginhost_is_proxy(src))
+			held += pluginhost_forget(inst->slot->source_state); /* in its host */
 		else if (ENTROPYD_SOURCE_HAS(src, forget) && src->forget != NULL)
 			src->forget(inst->slot->source_state);
 	}

@@ -28,6 +28,7 @@
 #include "pluginproto.h"
 #include "privdrop.h"
 #include "registry.h"
+#include "vmgenid.h"
 #include "xmalloc.h"
 
 #ifndef PLUGINHOSTPATH
@@ -101,6 +102,10 @@ struct pluginhost_proxy {
 	int data;
 	uint32_t wants[PLUGINPROTO_WINDOW]; /* the reads asked for and not yet answered */
 	uint32_t n_wants;
+	uint32_t forget_seq;    /* the last PP_FORGET sent; while the host has not */
+	uint32_t forgotten_seq; /* answered it with PP_FORGOTTEN, its bytes are dropped */
+	bool result_held;       /* a read's end taken while dropping, for the next read */
+	int32_t result[2];
 };
 
 static TAILQ_HEAD(, pluginhost) pluginhosts = TAILQ_HEAD_INITIALIZER(pluginhosts);
@@ -1000,6 +1005,105 @@ pluginhost_data_error(struct pluginhost_proxy *p, const char *what)
 	return ENTROPYD_READ_ERROR;
 }
 
+/*
+ * While the host has not said FORGOTTEN: take what it sent before, dropping
+ * its bytes (wiped, counted into *dropped) and keeping a read's end for the
+ * next read. Stops at EAGAIN (0), at the FORGOTTEN awaited (1: what follows
+ * is fresh), or at a broken host (-1, the instance's error noted). buf:
+ * len bytes of room.
+ */
+static int
+pluginhost_drop_stale(struct pluginhost_proxy *p, void *buf, size_t len, uint64_t *dropped)
+{
+	struct pluginproto_header hd;
+	uint32_t seq;
+	size_t cap;
+	ssize_t n;
+
+	while (p->forget_seq != p->forgotten_seq) {
+		cap = p->n_wants > 0 && p->wants[0] < len ? p->wants[0] : len;
+		n = pluginproto_recv_split(p->data, &hd, buf, cap);
+		if (n == -1 && errno == EAGAIN)
+			return 0;
+		if (n == -2 || (n == -1 && errno != EMSGSIZE)) {
+			registry_note_error(p->inst, "plugin host ended");
+			errno = EPIPE;
+			return -1;
+		}
+		if (n == -1 || hd.id != p->child_id) {
+			explicit_bzero(buf, cap);
+			pluginhost_data_error(p, "a message larger than asked, or another "
+			    "instance's, while forgetting");
+			return -1;
+		}
+		if (hd.type == PP_FORGOTTEN) {
+			if (n != (ssize_t)sizeof seq) {
+				pluginhost_data_error(p, "a malformed end of forgetting");
+				return -1;
+			}
+			memcpy(&seq, buf, sizeof seq);
+			if (seq == p->forgotten_seq ||
+			    seq - p->forgotten_seq > p->forget_seq - p->forgotten_seq) {
+				pluginhost_data_error(p, "an unasked-for end of forgetting");
+				return -1;
+			}
+			p->forgotten_seq = seq;
+			continue;
+		}
+		if (p->n_wants == 0 || (hd.type != PP_DATA && hd.type != PP_RESULT) ||
+		    (hd.type == PP_DATA && n == 0) ||
+		    (hd.type == PP_RESULT && n != (ssize_t)sizeof p->result)) {
+			explicit_bzero(buf, cap);
+			pluginhost_data_error(p, "an unexpected message on a data socket");
+			return -1;
+		}
+		memmove(p->wants, p->wants + 1, --p->n_wants * sizeof p->wants[0]);
+		if (hd.type == PP_RESULT) {
+			/* No bytes: the end of the instance's input stands. */
+			memcpy(p->result, buf, sizeof p->result);
+			explicit_bzero(buf, sizeof p->result);
+			if (p->result[0] > 0) {
+				pluginhost_data_error(p, "a read result that is not an end or an error");
+				return -1;
+			}
+			p->result_held = true;
+			return 0;
+		}
+		explicit_bzero(buf, (size_t)n);
+		*dropped += (uint64_t)n;
+	}
+	return 1;
+}
+
+size_t
+pluginhost_forget(void *state)
+{
+	static uint8_t buf[ENGINE_POLL_READ_BYTES]; /* the engine's reads: the wants' size */
+	struct pluginhost_proxy *p = state;
+	struct pluginproto_msg msg;
+	uint8_t req[32];
+	uint64_t dropped = 0;
+
+	if (p->generation != p->host->generation || !p->host->running)
+		return 0; /* its host is gone: nothing more comes, its reads fail */
+	pluginproto_begin(&msg, req, sizeof req, PP_FORGET, p->child_id);
+	pluginproto_put_u32(&msg, ++p->forget_seq);
+	if (pluginhost_send(p->host, &msg, -1) == -1) {
+		p->forgotten_seq = p->forget_seq;
+		return 0;
+	}
+	/*
+	 * What it sent before is dropped now. Nothing more is asked for until
+	 * it says FORGOTTEN (then the next read asks again), so what it reads
+	 * in between is only what it was already asked for. When that came
+	 * already, ask now: no read would come to ask.
+	 */
+	if (pluginhost_drop_stale(p, buf, sizeof buf, &dropped) == 1 &&
+	    p->n_wants <= PLUGINPROTO_WINDOW / 2)
+		pluginhost_want(p, sizeof buf, PLUGINPROTO_WINDOW - p->n_wants);
+	return (size_t)dropped;
+}
+
 static ssize_t
 pluginhost_read(void *state, void *buf, size_t len)
 {
@@ -1009,6 +1113,20 @@ pluginhost_read(void *state, void *buf, size_t len)
 	size_t cap;
 	ssize_t n;
 
+	if (p->result_held) {
+		p->result_held = false;
+		errno = p->result[1];
+		return p->result[0];
+	}
+	if (p->forget_seq != p->forgotten_seq) {
+		uint64_t dropped = 0;
+		int rc = pluginhost_drop_stale(p, buf, len, &dropped);
+
+		vmgenid_note_discarded(dropped);
+		if (rc != 0 || p->result_held)
+			return rc >= 0 ? pluginhost_read(state, buf, len) : ENTROPYD_READ_ERROR;
+		return ENTROPYD_READ_AGAIN;
+	}
 	if (p->n_wants == 0) {
 		/* Only when asking failed (a full queue): ask again. */
 		pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW);
@@ -1037,6 +1155,8 @@ pluginhost_read(void *state, void *buf, size_t len)
 			pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW - p->n_wants);
 		return n;
 	}
+	if (hd.type == PP_FORGOTTEN)
+		return pluginhost_data_error(p, "an unasked-for end of forgetting");
 	if (hd.type != PP_RESULT || n != (ssize_t)sizeof result)
 		return pluginhost_data_error(p, "an unexpected message on a data socket");
 	memcpy(result, buf, sizeof result);

@@ -59,7 +59,11 @@ struct entropyd_instance {
 	uint32_t wants[PLUGINPROTO_WINDOW];
 	unsigned n_wants;
 	uint8_t *buf;
-	uint64_t read_since_ns; /* nonzero while in read() (the watchdog's) */
+	uint64_t read_since_ns; /* nonzero while in read() or forget() (the watchdog's) */
+	const char *call;       /* which of the two, for the fault */
+	uint32_t forget_seq;    /* the last PP_FORGET's; forget() is due while it differs from: */
+	uint32_t forgotten_seq; /* the last answered with PP_FORGOTTEN */
+	int wake;               /* a reader thread's eventfd: look at forget_seq, or -1 */
 	pthread_t thread;
 	bool threaded, stop, done;
 };
@@ -253,7 +257,7 @@ child_add_instance(struct entropyd_module *m, const char *id, const char *device
 		inst->id = child_next_id++;
 		inst->cookie = cookie;
 		inst->estimate = m->estimate;
-		inst->data = inst->fd = -1;
+		inst->data = inst->fd = inst->wake = -1;
 		inst->next = child_instances;
 		child_instances = inst;
 	} else {
@@ -444,7 +448,7 @@ child_watchdog(void *unused)
 			    PLUGINPROTO_CALL_TIMEOUT_MS / 1000);
 		for (inst = child_instances; inst != NULL; inst = inst->next)
 			if (inst->read_since_ns != 0 && now - inst->read_since_ns > limit)
-				child_fault("read() did not return within %u s",
+				child_fault("%s() did not return within %u s", inst->call,
 				    PLUGINPROTO_CALL_TIMEOUT_MS / 1000);
 	}
 	return NULL;
@@ -458,6 +462,7 @@ child_call_read(struct entropyd_instance *inst, size_t len, int *err)
 
 	pthread_mutex_lock(&child_lock);
 	inst->read_since_ns = clock_now_ns();
+	inst->call = "read";
 	child_busy++;
 	pthread_cond_signal(&child_watch_cond);
 	pthread_mutex_unlock(&child_lock);
@@ -472,6 +477,37 @@ child_call_read(struct entropyd_instance *inst, size_t len, int *err)
 		child_fault_kind(PLUGINPROTO_FAULT_PROTOCOL,
 		    "read() returned %zd bytes for a read of %zu", n, len);
 	return n;
+}
+
+/*
+ * The VM generation changed: call the plugin's forget() for inst (if it
+ * has one), timed by the watchdog, on the thread that reads it, between
+ * reads; then tell the daemon on the data socket that what follows is
+ * fresh. The lock is not held.
+ */
+static void
+child_call_forget(struct entropyd_instance *inst, uint32_t seq)
+{
+	const struct entropyd_source *src = child_module.src;
+	struct pluginproto_msg m;
+	uint8_t head[64];
+
+	if (ENTROPYD_SOURCE_HAS(src, forget) && src->forget != NULL) {
+		pthread_mutex_lock(&child_lock);
+		inst->read_since_ns = clock_now_ns();
+		inst->call = "forget";
+		child_busy++;
+		pthread_cond_signal(&child_watch_cond);
+		pthread_mutex_unlock(&child_lock);
+		src->forget(inst->state);
+		pthread_mutex_lock(&child_lock);
+		inst->read_since_ns = 0;
+		child_busy--;
+		pthread_mutex_unlock(&child_lock);
+	}
+	pluginproto_begin(&m, head, sizeof head, PP_FORGOTTEN, inst->id);
+	pluginproto_put_u32(&m, seq);
+	pluginproto_send(inst->data, &m, -1, -1);
 }
 
 /*
@@ -522,11 +558,17 @@ child_interrupt(int sig)
 static bool
 child_reader_wait(struct entropyd_instance *inst)
 {
-	struct pollfd pfd = { .fd = inst->data, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = inst->data, .events = POLLIN },
+		{ .fd = inst->wake, .events = POLLIN },
+	};
+	uint64_t n;
 
-	if (poll(&pfd, 1, -1) == -1)
+	if (poll(pfd, inst->wake >= 0 ? 2 : 1, -1) == -1)
 		return errno == EINTR; /* the stop signal, or another: look again */
-	return child_take_wants(inst) && !(pfd.revents & (POLLHUP | POLLERR));
+	if (pfd[1].revents & POLLIN && read(inst->wake, &n, sizeof n) == -1 && errno != EAGAIN)
+		return false;
+	return child_take_wants(inst) && !(pfd[0].revents & (POLLHUP | POLLERR));
 }
 
 /*
@@ -549,7 +591,8 @@ child_reader(void *arg)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 	pthread_mutex_lock(&child_lock);
 	for (;;) {
-		while (!inst->stop && (inst->n_wants == 0 || inst->ended)) {
+		while (!inst->stop && (inst->n_wants == 0 || inst->ended) &&
+		    inst->forget_seq == inst->forgotten_seq) {
 			bool more;
 
 			pthread_mutex_unlock(&child_lock);
@@ -557,11 +600,20 @@ child_reader(void *arg)
 			pthread_mutex_lock(&child_lock);
 			if (!more)
 				inst->ended = true; /* the daemon closed it: wait to be stopped */
-			if (!more && !inst->stop)
+			if (!more && !inst->stop && inst->forget_seq == inst->forgotten_seq)
 				pthread_cond_wait(&child_cond, &child_lock);
 		}
 		if (inst->stop)
 			break;
+		if (inst->forget_seq != inst->forgotten_seq) {
+			uint32_t seq = inst->forget_seq;
+
+			pthread_mutex_unlock(&child_lock);
+			child_call_forget(inst, seq);
+			pthread_mutex_lock(&child_lock);
+			inst->forgotten_seq = seq;
+			continue;
+		}
 		len = inst->wants[0];
 		pthread_mutex_unlock(&child_lock);
 		n = child_call_read(inst, len, &err);
@@ -620,6 +672,9 @@ child_close(struct entropyd_instance *inst)
 	if (inst->threaded && !child_stop_reader(inst))
 		child_fault("read() did not return when its instance was closed");
 	inst->threaded = false;
+	if (inst->wake >= 0)
+		close(inst->wake);
+	inst->wake = -1;
 	child_enter("close");
 	child_module.src->close(inst->state);
 	child_leave();
@@ -672,6 +727,7 @@ child_open(uint32_t id, int data)
 	inst->ended = false;
 	inst->n_wants = 0;
 	inst->stop = inst->done = false;
+	inst->forget_seq = inst->forgotten_seq = 0;
 	if ((inst->buf = malloc(PLUGINPROTO_DATA_MAX)) == NULL)
 		child_fault("out of memory");
 	/* Blocking sends: at most PLUGINPROTO_WINDOW answers are ever queued. */
@@ -680,6 +736,8 @@ child_open(uint32_t id, int data)
 	child_leave();
 	if (inst->fd < 0) {
 		inst->threaded = true;
+		if ((inst->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
+			child_fault("eventfd: %s", strerror(errno));
 		if ((errno = pthread_create(&inst->thread, NULL, child_reader, inst)) != 0)
 			child_fault("cannot start a reader thread: %s", strerror(errno));
 	}
@@ -729,6 +787,35 @@ child_read_polled(struct entropyd_instance *inst)
 		child_pop_want(inst);
 		pthread_mutex_unlock(&child_lock);
 	}
+}
+
+/*
+ * PP_FORGET: the VM generation changed. A polled instance forgets here,
+ * between the main thread's reads; a reader thread is told, and woken from
+ * a blocking read() or wait, to forget before its next read.
+ */
+static void
+child_forget(uint32_t id, struct pluginproto_msg *m)
+{
+	struct entropyd_instance *inst = child_find(id);
+	uint64_t one = 1;
+	uint32_t seq;
+
+	if (!pluginproto_get_u32(m, &seq) || !pluginproto_done(m) || inst == NULL || !inst->open)
+		return;
+	if (!inst->threaded) {
+		child_call_forget(inst, seq);
+		return;
+	}
+	pthread_mutex_lock(&child_lock);
+	inst->forget_seq = seq;
+	pthread_cond_broadcast(&child_cond);
+	/* Woken from its wait for wants, or from a read() that blocks. */
+	if (write(inst->wake, &one, sizeof one) == -1 && errno != EAGAIN)
+		child_fault("cannot wake a reader thread: %s", strerror(errno));
+	if (inst->read_since_ns != 0 && !inst->done)
+		pthread_kill(inst->thread, CHILD_SIGNAL);
+	pthread_mutex_unlock(&child_lock);
 }
 
 /* Send the descriptor, field by field (see pluginproto.h). */
@@ -960,6 +1047,9 @@ child_serve(void)
 		}
 		break;
 	}
+	case PP_FORGET:
+		child_forget(pluginproto_header(&m)->id, &m);
+		break;
 	case PP_SHUTDOWN:
 		return false;
 	}

@@ -24,6 +24,13 @@
  *             DATA or RESULT per read; up to PLUGINPROTO_WINDOW reads
  *             outstanding, asked for again once half are answered (one
  *             wake-up of the host per half window, not per read).
+ *
+ * The VM generation changed: the daemon sends FORGET seq for an open
+ * instance on the control socket and from then on drops every DATA on its
+ * data socket (each still answers its WANT) until FORGOTTEN seq comes
+ * there. The host calls the plugin's forget() between reads, on the thread
+ * that reads, then sends FORGOTTEN on the data socket: whatever follows it
+ * was read after forget() returned.
  */
 
 /* The largest message, header included. */
@@ -56,6 +63,7 @@ enum pluginproto_type {
 	PP_OPEN,        /* id; fd: the instance's data socket */
 	PP_CLOSE,       /* id */
 	PP_SHUTDOWN,
+	PP_FORGET,      /* id; u32 seq: call the instance's forget(), then FORGOTTEN seq */
 	/* control: host to daemon */
 	PP_LOADED = 32, /* the descriptor: see pluginproto_put_source */
 	PP_REFUSED,     /* string reason */
@@ -72,6 +80,7 @@ enum pluginproto_type {
 	PP_WANT = 64,   /* D->H u32 len; u32 count: count reads of up to len bytes */
 	PP_DATA,        /* H->D the bytes */
 	PP_RESULT,      /* H->D i32 read() result (EOF, ERROR, REOPEN); i32 errno */
+	PP_FORGOTTEN,   /* H->D u32 seq: forget() done; everything after it is fresh */
 };
 
 struct pluginproto_header {
