@@ -20,7 +20,7 @@ check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missi
 check "the pipeline figure measured the daemon reading its source" \
     sh -c "grep '^pipeline ' '$tmp/out' | grep -q 'via entropyd [1-9]'"
 check "the plugin figures measured a plugin host" sh -c \
-    "grep '^plugin-pipeline ' '$tmp/out' | grep -q 'fileplug via its host and entropyd [1-9]' &&
+    "grep '^plugin-pipeline ' '$tmp/out' | grep -Eq '(fileplug|rdrandplug) via its host and entropyd [1-9]' &&
      grep '^plugin-pss ' '$tmp/out' | grep -q 'instances [0-9.]*/[0-9.]*/[0-9.]* MB'"
 check "no count mismatch between entropytest and rngtest" sh -c "! grep -q MISMATCH '$tmp/out'"
 sed 's/^/# /' "$tmp/out" "$tmp/err"
