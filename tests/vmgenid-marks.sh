@@ -101,6 +101,7 @@ marks_after() {
 	echo "discarded=$(marks_discarded)" >"$marks_dir/after"
 	touch "$marks_dir/go"
 	marks_wait 600 marks_drained || return 1
+	echo "failed_end=$(marks_source blocks_failed)" >>"$marks_dir/after"
 	kill "$marks_pid"
 	wait "$marks_pid"
 	wait "$marks_reader"
