@@ -8,7 +8,7 @@ entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 ptynoise=$top_builddir/tests/ptynoise
 libs=$top_builddir/tests/plugins/.libs
-plan 13
+plan 15
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 hexat() { od -An -tx1 -v -j "$2" -N "$3" "$1" | tr -d ' \n'; }
@@ -114,5 +114,24 @@ wait_for 50 grep -q "teston: running" "$tmp/log"
 check "a second SIGHUP does not load it again" sh -c \
     'test $(grep -c "teston.so: source teston" "$1") -eq 1 && test $(grep -c refused "$1") -eq 0 &&
      kill -0 "$2"' sh "$tmp/log" $pid
+stop $pid
+
+# 14-15: a plugin's own thread (a hotplug thread) adds an instance through
+# defer, in its host as it did in the daemon; a finite input ends (EOF) and
+# the instance is drained.
+mkdir "$tmp/own"
+cp "$top_builddir/tests/plugins/.libs/many.so" "$top_builddir/tests/plugins/.libs/fileplug.so" \
+    "$tmp/own/"
+head -c 60000 /dev/urandom >"$tmp/finite"
+"$entropyd" -f -x all -n many -n fileplug -O many:late:1 -O "fileplug:path:$tmp/finite" \
+    --plugin-dir "$tmp/own" -o "$tmp/own.out" 2>"$tmp/log" &
+pid=$!
+track $pid
+wait_for 100 grep -q "many:late: reading /dev/urandom" "$tmp/log"
+check "a plugin's own thread adds an instance through defer" sh -c \
+    'grep -q "many:0: reading" "$1" && grep -q "many:late: reading /dev/urandom" "$1"' sh "$tmp/log"
+wait_for 100 grep -q "fileplug: input ended; source drained" "$tmp/log"
+check "a plugin's finite input ends: drained" grep -q "fileplug: input ended; source drained" "$tmp/log"
+show_if_failed "$tmp/log"
 stop $pid
 finish

@@ -217,7 +217,7 @@ tr -d '\r' <"$tmp/second.console" >"$tmp/second.txt"
 sed -n 's/^GUEST K //p' "$tmp/second.txt" >"$tmp/klog"
 sed -n 's/^GUEST L //p' "$tmp/second.txt" >"$tmp/mlog"
 sed -n 's/^GUEST M //p' "$tmp/second.txt" | sed -n '/^read=/,/^written=/p' >"$tmp/before"
-sed -n "s/^GUEST M \(discarded\|failed\)=/\1=/p" "$tmp/second.txt" >"$tmp/after"
+sed -n "s/^GUEST M \(discarded\|failed_end\)=/\1=/p" "$tmp/second.txt" >"$tmp/after"
 sed -n 's/^GUEST B //p' "$tmp/second.txt" | base64 -d >"$tmp/out.bin" 2>/dev/null
 held=$(sed -n 's/^GUEST HELD //p' "$tmp/first.txt")
 discarded=$(sed -n 's/.*VM generation changed ([a-z]*): discarded \([0-9]*\) bytes.*/\1/p' "$tmp/klog" |

@@ -132,8 +132,9 @@ check "lintian: no error or warning (exit $rc)" test "$rc" -eq 0
 show_if_failed "$tmp/lintian.log"
 dpkg-deb -c "$deb" >"$tmp/deb.list"
 dpkg-deb -c "$dev" >"$tmp/dev.list"
-check "entropyd holds the daemon, tools, unit, init script, sysusers file and plugin directory" sh -c \
-    "for f in ./usr/sbin/entropyd ./usr/sbin/entropyd-migrate-rngd ./usr/bin/entropyctl \
+check "entropyd holds the daemon, plugin host, tools, unit, init script, sysusers file and plugin directory" sh -c \
+    "for f in ./usr/sbin/entropyd ./usr/libexec/entropyd/entropyd-plugin \
+        ./usr/sbin/entropyd-migrate-rngd ./usr/bin/entropyctl \
         ./usr/bin/entropytest ./lib/systemd/system/entropyd.service ./etc/init.d/entropyd \
         ./usr/lib/sysusers.d/entropyd.conf ./etc/default/entropyd; do
          grep -q \" \$f\$\" '$tmp/deb.list' || exit 1; done

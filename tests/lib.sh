@@ -12,6 +12,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
 # this one, never the system's: tests run in parallel.
 ENTROPYD_CONTROL_SOCKET=$tmp/control.sock
 export ENTROPYD_CONTROL_SOCKET
+# Plugins run in the plugin host built here, not an installed one.
+ENTROPYD_PLUGIN_HOST=$top_builddir/entropyd-plugin
+export ENTROPYD_PLUGIN_HOST
 
 # Stop what the test started, then remove the scratch directory.
 tap_cleanup() {

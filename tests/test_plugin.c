@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The host table members added for plugins (cookie release, per-instance
- * entropy limit), the descriptor size floor, and the loader's refusals
- * that need no built plugin.
+ * entropy limit), the descriptor size floor, the loader's refusals that
+ * need no built plugin, and the claims every descriptor is checked for.
  */
 #include <sys/stat.h>
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,4 +144,68 @@ Test(plugin, refusals_without_a_built_plugin)
 	plugin_free();
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
+}
+
+/* A descriptor claiming bits per byte, or per raw sample of sample_bits. */
+static struct entropyd_source
+test_claim(double bits, bool raw, unsigned sample_bits)
+{
+	struct entropyd_source src = test_source;
+
+	src.entropy_bits = bits;
+	src.flags = raw ? ENTROPYD_SOURCE_RAW_SAMPLES : 0;
+	src.sample_bits = sample_bits;
+	return src;
+}
+
+Test(claims, what_a_descriptor_may_claim)
+{
+	struct entropyd_source ok[] = {
+		test_claim(8.0, false, 0), test_claim(0.001, false, 0), test_claim(1.0 / 64, false, 0),
+		test_claim(1.0, true, 1), test_claim(0.5, true, 8), test_claim(16.0, true, 16),
+		test_claim(2.0, true, 12),
+	};
+	struct entropyd_source bad[] = {
+		test_claim(1000.0, false, 0), test_claim(8.0001, false, 0), test_claim(0.0, false, 0),
+		test_claim(-1.0, false, 0), test_claim(NAN, false, 0), test_claim(INFINITY, false, 0),
+		test_claim(8.0, true, 1), test_claim(1.0, true, 0), test_claim(1.0, true, 17),
+		test_claim(NAN, true, 8), test_claim(0.0, true, 8),
+	};
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		cr_assert_eq(registry_check_claims(&ok[i], err, sizeof err), 0, "%zu: %s", i, err);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		cr_assert_eq(registry_check_claims(&bad[i], err, sizeof err), -1, "%zu accepted", i);
+		cr_assert_neq(err[0], '\0', "%zu: a reason is given", i);
+	}
+	registry_check_claims(&bad[0], err, sizeof err);
+	cr_assert_str_eq(err, "entropy_bits 1000: a claim must be more than 0 and at most 8 bits "
+	    "per byte");
+	registry_check_claims(&bad[6], err, sizeof err);
+	cr_assert_str_eq(err, "entropy_bits 8: a claim must be more than 0 and at most 1 bits per "
+	    "raw sample");
+	registry_check_claims(&bad[7], err, sizeof err);
+	cr_assert_str_eq(err, "sample_bits 0: raw samples must be 1 to 16 bits wide");
+}
+
+Test(claims, registry_add_refuses_them_and_registers_nothing)
+{
+	struct entropyd_source src = test_claim(NAN, false, 0);
+	char err[256];
+
+	cr_assert_eq(registry_add(&src, "/x/nan.so", err, sizeof err), -1);
+	cr_assert(strstr(err, "entropy_bits nan") != NULL, "%s", err);
+	cr_assert_null(registry_find("hosttest"));
+}
+
+Test(claims, every_built_in_claims_what_it_may)
+{
+	struct entropyd_module *m;
+
+	registry_add_builtins(); /* fatal when one is refused */
+	cr_assert_not_null(m = TAILQ_FIRST(&registry_modules));
+	registry_free();
 }

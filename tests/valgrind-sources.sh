@@ -3,13 +3,13 @@
 # Memcheck over the daemon driving each kind of source it has: the CPU
 # sources in reader threads, a TPM over a swtpm socket, a OneRNG on a pty
 # (its start and stop commands), ALSA capture through the file plugin, and
-# a drop-in plugin, a file read to its end. Each runs until its source delivers, then SIGTERM: a
+# a drop-in plugin (its host process under memcheck too), a file read to its end. Each runs until its source delivers, then SIGTERM: a
 # clean exit 0, no memory error and no definite leak. A case whose stand-in
 # is missing (swtpm, ALSA, RDRAND) is skipped, saying which.
 . "$(dirname "$0")/lib.sh"
 command -v valgrind >/dev/null 2>&1 || skip_all "valgrind is not installed (Debian package valgrind)"
 sanitized && skip_all "a sanitizer build: valgrind cannot run an ASan binary"
-plan 12
+plan 13
 
 # vg_case NAME READY ARGS...: run entropyd ARGS under memcheck until its log
 # matches READY and its file sink has data, then end it; two points.
@@ -19,7 +19,7 @@ vg_case() {
 	shift 2
 	ENTROPYD_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full \
 --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no \
---log-file=$tmp/$name.vg.%p"
+${VG_CHILDREN:+--trace-children=yes} --log-file=$tmp/$name.vg.%p"
 	export ENTROPYD_WRAPPER
 	run_entropyd -f -d -x all "$@" -o "$tmp/$name.out" 2>"$tmp/$name.log" &
 	vgpid=$!
@@ -32,9 +32,11 @@ vg_case() {
 	wait_for 600 gone "$vgpid"
 	wait "$vgpid"
 	rc=$?
-	vglog=$(ls "$tmp/$name".vg.* 2>/dev/null | head -n 1)
+	# Every process's log: the daemon's, and with VG_CHILDREN its plugin launcher's and hosts'.
+	cat "$tmp/$name".vg.* >"$tmp/$name.vg" 2>/dev/null
+	vglog=$tmp/$name.vg
 	check "$name: SIGTERM: exit 0 (status $rc; 99 is a memcheck error), no memory error, no definite leak" \
-	    sh -c "test $rc -eq 0 && test -n '$vglog' &&
+	    sh -c "test $rc -eq 0 && test -n \"\$(ls '$tmp/$name'.vg.* 2>/dev/null)\" &&
 	    ! grep -q 'Invalid \|uninitialised\|Mismatched free\|overlap\|definitely lost' '$vglog'"
 	show_if_failed "$vglog"
 	unset ENTROPYD_WRAPPER
@@ -79,13 +81,16 @@ EOC
 	    -n audio -O audio:device:fakenoise
 fi
 
-# 9-10: the example drop-in plugin (contrib/serial.c) on a pty.
+# 9-10: the example drop-in plugin (contrib/serial.c) on a pty, with its
+# plugin launcher and host under memcheck too.
 mkdir -p "$tmp/plugins"
 cp "$top_builddir/contrib/.libs/serial.so" "$tmp/plugins/"
 start_fake_tty serial truerng
-vg_case plugin "serial: reading" --plugin-dir "$tmp/plugins" -n serial \
+VG_CHILDREN=1 vg_case plugin "serial: reading" --plugin-dir "$tmp/plugins" -n serial \
     -O "serial:device:$pts" -O serial:entropy:8
 stop "$fakepid"
+check "plugin: the launcher and the plugin host ran under memcheck too" \
+    test "$(ls "$tmp"/plugin.vg.* | wc -l)" -ge 3
 
 # 11-12: the file source read to its end (drained); valgrind-daemon.sh covers
 # it in depth with the control socket and signals.

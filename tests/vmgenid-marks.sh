@@ -14,14 +14,17 @@
 # held.
 #
 # Set before use: marks_dir (a scratch directory), marks_entropyd,
-# marks_entropyctl, marks_data (the known data).
+# marks_entropyctl, marks_data (the known data). Optional: marks_name, the
+# source reading it (default the built-in file; any source with a path
+# option), and marks_total, the bytes it will have read at least at the end
+# (default all of the data).
 
 # marks_num KEY: the first number of "KEY": N in the JSON on standard input.
 marks_num() { sed -n "s/.*\"$1\": \\([0-9][0-9]*\\).*/\\1/p" | head -n 1; }
 # marks_ctl ARGS: entropyctl on the scenario's socket.
 marks_ctl() { "$marks_entropyctl" -s "$marks_dir/ctl.sock" "$@"; }
 # marks_source KEY, marks_sink KEY: a number of the file source or of the sink.
-marks_source() { marks_ctl -j sources file | marks_num "$1"; }
+marks_source() { marks_ctl -j sources "${marks_name:-file}" | marks_num "$1"; }
 marks_sink() { marks_ctl -j health | marks_num "$1"; }
 # marks_wait TENTHS COMMAND...: wait up to TENTHS tenths of a second.
 marks_wait() {
@@ -56,7 +59,8 @@ marks_start() {
 	marks_reader=$!
 	cat "$marks_data" >"$marks_dir/src" &
 	marks_writer=$!
-	"$marks_entropyd" -f -d -x all -n file -O "file:path:$marks_dir/src" -o "$marks_dir/out" \
+	"$marks_entropyd" -f -d -x all -n "${marks_name:-file}" \
+	    -O "${marks_name:-file}:path:$marks_dir/src" -o "$marks_dir/out" \
 	    --control-socket "$marks_dir/ctl.sock" "$@" 2>"$marks_dir/log" &
 	marks_pid=$!
 	marks_wait 100 test -S "$marks_dir/ctl.sock" && marks_wait 600 marks_settled
@@ -64,7 +68,7 @@ marks_start() {
 
 # marks_before: what the daemon read, wrote and holds, into $marks_dir/before.
 marks_before() {
-	marks_ctl -j sources file >"$marks_dir/source.json"
+	marks_ctl -j sources "${marks_name:-file}" >"$marks_dir/source.json"
 	marks_ctl -j health >"$marks_dir/health.json"
 	{
 		echo "read=$(marks_num bytes_read <"$marks_dir/source.json")"
@@ -84,8 +88,8 @@ marks_discarded() {
 
 # Whether all the data was read and everything output was written.
 marks_drained() {
-	[ "$(marks_source bytes_read)" = "$(wc -c <"$marks_data" | tr -d ' ')" ] &&
-	    [ "$(marks_ctl -j sources file | sed -n '/"reserve"/,/}/p' | marks_num bytes)" = 0 ] &&
+	[ "$(marks_source bytes_read)" -ge "${marks_total:-$(wc -c <"$marks_data" | tr -d ' ')}" ] &&
+	    [ "$(marks_ctl -j sources "${marks_name:-file}" | sed -n '/"reserve"/,/}/p' | marks_num bytes)" = 0 ] &&
 	    [ "$(marks_sink pending_bytes)" = 0 ]
 }
 
@@ -97,7 +101,7 @@ marks_after() {
 	echo "discarded=$(marks_discarded)" >"$marks_dir/after"
 	touch "$marks_dir/go"
 	marks_wait 600 marks_drained || return 1
-	echo "failed=$(marks_source blocks_failed)" >>"$marks_dir/after"
+	echo "failed_end=$(marks_source blocks_failed)" >>"$marks_dir/after"
 	kill "$marks_pid"
 	wait "$marks_pid"
 	wait "$marks_reader"

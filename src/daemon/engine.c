@@ -20,6 +20,7 @@
 #include "log.h"
 #include "notify.h"
 #include "plugin.h"
+#include "pluginhost.h"
 #include "privdrop.h"
 #include "reader.h"
 #include "registry.h"
@@ -300,15 +301,17 @@ static void
 engine_readable(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	uint8_t buf[ENGINE_POLL_READ_BYTES];
+	uint8_t buf[ENGINE_PLUGIN_READ_BYTES];
+	size_t len = pluginhost_is_proxy(inst->module->src) ? ENGINE_PLUGIN_READ_BYTES :
+	    ENGINE_POLL_READ_BYTES;
 	ssize_t n;
 	int err;
 
 	errno = 0;
-	n = inst->module->src->read(inst->slot->source_state, buf, sizeof buf);
+	n = inst->module->src->read(inst->slot->source_state, buf, len);
 	err = errno;
 	engine_handle(inst, n, err, buf);
-	explicit_bzero(buf, sizeof buf);
+	explicit_bzero(buf, len);
 }
 
 /*
@@ -518,6 +521,8 @@ engine_forget_all(void)
 		src = inst->module->src;
 		if (inst->slot->reader != NULL)
 			held += reader_forget(inst->slot->reader); /* calls forget() on its thread */
+		else if (pluginhost_is_proxy(src))
+			held += pluginhost_forget(inst->slot->source_state); /* in its host */
 		else if (ENTROPYD_SOURCE_HAS(src, forget) && src->forget != NULL)
 			src->forget(inst->slot->source_state);
 	}
@@ -824,7 +829,9 @@ engine_run(const struct config *cfg, struct sink *sink)
 		fatalx("event_base_priority_init failed");
 	if (defer_attach(engine.base) == -1)
 		fatal("defer");
+	pluginhost_attach(engine.base);
 	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
+		pluginhost_detach();
 		defer_detach();
 		event_base_free(engine.base);
 		return rc;
@@ -889,6 +896,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	if (sink->ev_write != NULL)
 		event_free(sink->ev_write);
 	sink->ev_write = NULL;
+	pluginhost_detach();
 	defer_detach();
 	event_base_free(engine.base);
 	return engine.exit_code;

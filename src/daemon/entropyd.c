@@ -51,6 +51,13 @@ main(int argc, char **argv)
 		return EX_OK;
 	}
 	log_init("entropyd", LOG_TO_STDERR, cfg.verbose);
+	/* Before plugins load: their hosts take the -D user and group. */
+	if (cfg.drop_privileges != NULL &&
+	    (rc = privdrop_prepare(cfg.drop_privileges, err, sizeof err)) != 0) {
+		fprintf(stderr, "entropyd: %s\n", err);
+		options_free(&cfg);
+		return rc;
+	}
 	registry_add_builtins();
 	plugin_load_dir(cfg.plugin_dir);
 	if (registry_configure(&cfg, plugin_init_failed, err, sizeof err) != 0)
@@ -65,11 +72,6 @@ main(int argc, char **argv)
 		plugin_print_list(cfg.plugin_dir, stdout);
 		vmgenid_print(stdout);
 		rc = EX_OK;
-		goto out;
-	}
-	if (cfg.drop_privileges != NULL &&
-	    (rc = privdrop_prepare(cfg.drop_privileges, err, sizeof err)) != 0) {
-		fprintf(stderr, "entropyd: %s\n", err);
 		goto out;
 	}
 	/* Before any thread starts: these are per thread, inherited by new ones. */

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +16,7 @@
 
 #include "log.h"
 #include "plugin.h"
+#include "pluginhost.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -25,7 +25,7 @@
 struct plugin {
 	TAILQ_ENTRY(plugin) entry;
 	char *path;
-	void *handle;        /* NULL once refused */
+	struct pluginhost *host; /* its process; NULL once refused */
 	const struct entropyd_source *src;
 	char *reason;        /* why it was refused, NULL when loaded */
 	struct stat st;      /* a refused file is tried again once it changes */
@@ -49,25 +49,11 @@ plugin_refuse(struct plugin *p, const char *fmt, ...)
 		fatal("vasprintf");
 	va_end(ap);
 	log_warnx("plugin %s: refused: %s", p->path, p->reason);
-	if (p->handle != NULL)
-		dlclose(p->handle);
-	p->handle = NULL;
+	if (p->host != NULL)
+		pluginhost_free(p->host);
+	p->host = NULL;
 	p->src = NULL;
 	p->fresh = false;
-}
-
-/* dlerror() without the file name it usually starts with. */
-static const char *
-plugin_dlerror(const char *path)
-{
-	const char *e = dlerror();
-	size_t len = strlen(path);
-
-	if (e == NULL)
-		return "unknown error";
-	if (strncmp(e, path, len) == 0 && strncmp(e + len, ": ", 2) == 0)
-		return e + len + 2;
-	return e;
 }
 
 /* Whether the file starts like a shared object of this machine's kind. */
@@ -95,57 +81,83 @@ plugin_is_shared_object(const char *path, const char **why)
 	return true;
 }
 
-/* Load one plugin and register its source, or refuse it. */
+/* Whether st is owned by root or the daemon's user and writable by no one else. */
+static bool
+plugin_safe_stat(const struct stat *st, const char *what, char *why, size_t len)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(why, len, "%s is owned by uid %u, not by root or the daemon's user", what,
+		    (unsigned)st->st_uid);
+		return false;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "%s is writable by %s (mode %04o)", what,
+		    st->st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Check a plugin as sshd checks its files: a regular file and its directory
+ * (where a symbolic link leads), each owned by root or the daemon's user
+ * and writable by no one else. The file is checked through fd, the one the
+ * host loads, so it cannot be swapped in between.
+ */
+static bool
+plugin_file_safe(const char *path, int fd, char *why, size_t len)
+{
+	char *dir = realpath(path, NULL), *slash;
+	struct stat st;
+	bool ok;
+
+	if (dir == NULL)
+		dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(why, len, "not a shared object (not a regular file)");
+		free(dir);
+		return false;
+	}
+	ok = plugin_safe_stat(&st, "the file", why, len);
+	if (slash != NULL)
+		*slash = '\0';
+	if (ok && stat(slash != NULL ? (*dir != '\0' ? dir : "/") : ".", &st) == -1) {
+		snprintf(why, len, "its directory: %s", strerror(errno));
+		ok = false;
+	} else if (ok)
+		ok = plugin_safe_stat(&st, "its directory", why, len);
+	free(dir);
+	return ok;
+}
+
+/* Load one plugin in a host process and register its source, or refuse it. */
 static void
 plugin_load(struct plugin *p)
 {
-	const struct entropyd_source *(*entry)(void);
 	const struct entropyd_source *src;
 	const char *why;
-	char err[256];
+	char err[512];
+	int fd;
 
 	if (!plugin_is_shared_object(p->path, &why)) {
 		plugin_refuse(p, "%s", why);
 		return;
 	}
-	if ((p->handle = dlopen(p->path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		plugin_refuse(p, "cannot load: %s (a plugin must use only the host table, "
-		    "not the daemon's own symbols, and its libraries must be installed)",
-		    plugin_dlerror(p->path));
+	if ((fd = open(p->path, O_RDONLY | O_CLOEXEC)) == -1) {
+		plugin_refuse(p, "%s", strerror(errno));
 		return;
 	}
-	dlerror();
-	*(void **)&entry = dlsym(p->handle, ENTROPYD_SOURCE_ENTRY);
-	if (entry == NULL) {
-		plugin_refuse(p, "no %s symbol (is it exported?)", ENTROPYD_SOURCE_ENTRY);
+	if (!plugin_file_safe(p->path, fd, err, sizeof err)) {
+		close(fd);
+		plugin_refuse(p, "unsafe: %s", err);
 		return;
 	}
-	if ((src = entry()) == NULL) {
-		plugin_refuse(p, "%s() returned no descriptor", ENTROPYD_SOURCE_ENTRY);
+	if ((p->host = pluginhost_start(p->path, fd, err, sizeof err)) == NULL) {
+		plugin_refuse(p, "%s", err);
 		return;
 	}
-	if (src->abi_major != ENTROPYD_SOURCE_ABI_MAJOR) {
-		plugin_refuse(p, "wrong ABI major: built for %u.%u, this daemon speaks %d.%d",
-		    src->abi_major, src->abi_minor, ENTROPYD_SOURCE_ABI_MAJOR,
-		    ENTROPYD_SOURCE_ABI_MINOR);
-		return;
-	}
-	if (src->abi_minor > ENTROPYD_SOURCE_ABI_MINOR) {
-		plugin_refuse(p, "newer ABI minor: built for %u.%u, this daemon speaks %d.%d",
-		    src->abi_major, src->abi_minor, ENTROPYD_SOURCE_ABI_MAJOR,
-		    ENTROPYD_SOURCE_ABI_MINOR);
-		return;
-	}
-	if (src->size < PLUGIN_MIN_SOURCE_SIZE) {
-		plugin_refuse(p, "descriptor too small: size %u, ABI %d.0 needs at least %zu",
-		    src->size, ENTROPYD_SOURCE_ABI_MAJOR, PLUGIN_MIN_SOURCE_SIZE);
-		return;
-	}
-	if (src->probe == NULL || src->open == NULL || src->read == NULL ||
-	    src->pollfd == NULL || src->close == NULL) {
-		plugin_refuse(p, "descriptor lacks one of probe, open, read, pollfd, close");
-		return;
-	}
+	src = pluginhost_source(p->host);
 	if (registry_add(src, p->path, err, sizeof err) == -1) {
 		plugin_refuse(p, "%s", err);
 		return;
@@ -196,6 +208,7 @@ plugin_load_dir(const char *dir)
 			log_warn("plugin directory %s", dir);
 		return 0;
 	}
+	pluginhost_prepare();
 	for (i = 0; i < n; i++) {
 		xasprintf(&path, "%s/%s", dir, names[i]->d_name);
 		free(names[i]);
@@ -291,13 +304,11 @@ plugin_free(void)
 	reader_reap();
 	while ((p = TAILQ_FIRST(&plugins)) != NULL) {
 		TAILQ_REMOVE(&plugins, p, entry);
-		/* A thread stuck in the plugin's read() still runs its code. */
-		if (p->handle != NULL && p->src != NULL && reader_runs_module(p->src))
-			log_debug("plugin %s: left loaded: a reader thread is inside it", p->path);
-		else if (p->handle != NULL)
-			dlclose(p->handle);
+		if (p->host != NULL)
+			pluginhost_free(p->host);
 		free(p->path);
 		free(p->reason);
 		free(p);
 	}
+	pluginhost_free_all();
 }

@@ -337,6 +337,26 @@ registry_valid_name(const char *name)
 }
 
 int
+registry_check_claims(const struct entropyd_source *src, char *err, size_t errlen)
+{
+	bool raw = src->flags & ENTROPYD_SOURCE_RAW_SAMPLES;
+	double most = raw ? (double)src->sample_bits : 8.0;
+
+	if (raw && (src->sample_bits < 1 || src->sample_bits > 16)) {
+		snprintf(err, errlen, "sample_bits %u: raw samples must be 1 to 16 bits wide",
+		    src->sample_bits);
+		return -1;
+	}
+	/* Written so that NaN fails too. */
+	if (!(src->entropy_bits > 0 && src->entropy_bits <= most)) {
+		snprintf(err, errlen, "entropy_bits %g: a claim must be more than 0 and at most "
+		    "%g bits per %s", src->entropy_bits, most, raw ? "raw sample" : "byte");
+		return -1;
+	}
+	return 0;
+}
+
+int
 registry_add(const struct entropyd_source *src, const char *path, char *err, size_t errlen)
 {
 	struct entropyd_module *m;
@@ -347,6 +367,8 @@ registry_add(const struct entropyd_source *src, const char *path, char *err, siz
 		snprintf(err, errlen, "invalid source name");
 		return -1;
 	}
+	if (registry_check_claims(src, err, errlen) == -1)
+		return -1;
 	if ((m = registry_find(src->name)) != NULL) {
 		snprintf(err, errlen, "source name '%s' is taken by %s", src->name,
 		    m->path != NULL ? m->path : "a built-in source");

@@ -91,7 +91,13 @@ struct registry_hooks {
 };
 void registry_set_hooks(const struct registry_hooks *);
 
-/* Register a module descriptor; path NULL for built-ins. 0, or -1 with err set. */
+/*
+ * Check what a descriptor claims (built-ins and plugins alike): entropy_bits
+ * finite and in (0, 8] per byte, or (0, sample_bits] per raw sample, with
+ * sample_bits 1..16. 0, or -1 with the reason in err.
+ */
+int registry_check_claims(const struct entropyd_source *, char *err, size_t errlen);
+/* Register a module descriptor (its claims checked); path NULL for built-ins. 0, or -1 with err set. */
 int registry_add(const struct entropyd_source *, const char *path, char *err, size_t errlen);
 void registry_add_builtins(void);
 struct entropyd_module *registry_find(const char *name);

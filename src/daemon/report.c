@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "pluginhost.h"
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
@@ -846,4 +847,5 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	    s->status == SINK_OK);
 	report_clone_metrics(buf);
 	report_metric_times(buf, s);
+	pluginhost_metrics(buf);
 }

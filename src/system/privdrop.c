@@ -112,6 +112,16 @@ privdrop_prepared(void)
 	return privdrop.prepared;
 }
 
+bool
+privdrop_ids(uid_t *uid, gid_t *gid)
+{
+	if (!privdrop.prepared)
+		return false;
+	*uid = privdrop.uid;
+	*gid = privdrop.gid;
+	return true;
+}
+
 void
 privdrop_bound(void)
 {

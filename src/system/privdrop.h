@@ -2,6 +2,8 @@
 #ifndef ENTROPYD_PRIVDROP_H
 #define ENTROPYD_PRIVDROP_H
 
+#include <sys/types.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -25,6 +27,8 @@ int privdrop_prepare(const char *spec, char *err, size_t errlen);
 void privdrop_bound(void);
 /* Whether privdrop_prepare() succeeded, so a drop is due. */
 bool privdrop_prepared(void);
+/* The prepared user and group (plugin hosts take them); false when none. */
+bool privdrop_ids(uid_t *uid, gid_t *gid);
 /*
  * Switch to the prepared user and group and keep only CAP_SYS_ADMIN,
  * permitted and effective, with the bounding and ambient sets cleared, then

@@ -15,6 +15,10 @@ idle=${BENCH_IDLE:-60}
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 bench=$top_builddir/tests/bench/entropyd-bench
+plugins=$top_builddir/tests/plugins/.libs
+# Plugins run in the plugin host built here.
+ENTROPYD_PLUGIN_HOST=${ENTROPYD_PLUGIN_HOST:-$top_builddir/entropyd-plugin}
+export ENTROPYD_PLUGIN_HOST
 shm=/dev/shm
 [ -d "$shm" ] && [ -w "$shm" ] || shm=${TMPDIR:-/tmp}
 work=$(mktemp -d "$shm/entropyd-bench.XXXXXX") || exit 1
@@ -29,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-for f in "$entropyd" "$entropytest" "$bench"; do
+for f in "$entropyd" "$entropytest" "$bench" "$ENTROPYD_PLUGIN_HOST"; do
 	[ -x "$f" ] || { echo "bench: $f is not built (run make bench)" >&2; exit 1; }
 done
 
@@ -133,7 +137,8 @@ ratio_line condition "conditioner $(rate "$(calc "$bytes / $cmed")")" \
 pipeline_run() {
 	secs=$1
 	shift
-	rm -f "$work/out" "$work/plog"
+	rm -f "$work/out"
+	: >"$work/plog"
 	t0=$(now)
 	"$entropyd" -f -d --control-socket "$work/ctl.sock" -o "$work/out" "$@" 2>"$work/plog" &
 	pid=$!
@@ -227,6 +232,123 @@ if "$bench" estimate jitter "$est_secs" "$runs" >"$work/est" 2>"$work/est.err"; 
 else
 	line estimate "skipped: $(tail -1 "$work/est.err")"
 fi
+
+# --- Plugins: a drop-in in its host process ----------------------------------
+# plugin-pipeline: a built-in compiled unchanged as a drop-in, through its
+# host and the whole pipeline, against the same module's read() alone (as
+# the pipeline line measures the built-in): RDRAND (tests/plugins/
+# rdrandplug.c) where the daemon says it is usable; else the file source
+# (tests/plugins/fileplug.c) on tmpfs, whose read() alone is a memory copy
+# no pipeline comes near, so there the built-in file source through the
+# pipeline is the baseline and the line says so. The built-in through the
+# pipeline is printed either way, for the cost of the host alone.
+mkdir -m 755 "$work/plugins"
+cp "$plugins/fileplug.so" "$plugins/rdrandplug.so" "$plugins/many.so" "$work/plugins/"
+: >"$work/plug.ratio"
+: >"$work/plug.d"
+: >"$work/plug.b"
+: >"$work/plug.r"
+if "$entropyd" -l 2>/dev/null | awk '$1 == "rdrand" && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
+	plug=rdrandplug mod=rdrand secs=3
+else
+	plug=fileplug mod=file secs=-
+fi
+r=0
+while [ $r -lt "$runs" ]; do
+	if [ $mod = rdrand ]; then
+		d=$(pipeline_run $secs -x all -n $plug --plugin-dir "$work/plugins")
+		b=$(pipeline_run $secs -x all -n $mod)
+		w=$("$bench" source $mod 1 | awk '{ printf "%.6g", $2 / $3 }')
+	else
+		d=$(pipeline_run $secs -x all -n $plug -O "$plug:path:$work/data" -O $plug:entropy:8 \
+		    --plugin-dir "$work/plugins")
+		b=$(pipeline_run $secs -x all -n $mod -O "$mod:path:$work/data" -O $mod:entropy:8)
+		w=$b
+	fi
+	echo "$d" >>"$work/plug.d"
+	echo "$b" >>"$work/plug.b"
+	echo "$w" >>"$work/plug.r"
+	echo "$d $w" | awk '{ print ($2 > 0 ? $1 / $2 : 0) }' >>"$work/plug.ratio"
+	r=$((r + 1))
+done
+if [ $mod = rdrand ]; then
+	base="rdrand read() alone $(rate "$(median <"$work/plug.r")")"
+else
+	base="no RDRAND here: the built-in file via entropyd $(rate "$(median <"$work/plug.r")")"
+fi
+ratio_line plugin-pipeline "$plug via its host and entropyd $(rate "$(median <"$work/plug.d")") (built-in $mod via entropyd $(rate "$(median <"$work/plug.b")"))" \
+    "$base" "$work/plug.ratio" ">=" 0.5
+
+# The daemon with the many plugin (N instances of /dev/urandom) and a FIFO
+# sink that nobody reads: once the pipe and the reserves are full, nothing
+# is wanted. plugin_start N: sets $pid.
+mkfifo "$work/sink"
+exec 9<>"$work/sink"
+plugin_start() {
+	"$entropyd" -f -d --control-socket "$work/ctl.sock" -x all -n many \
+	    -O "many:instances:$1" --plugin-dir "$work/plugins" -o "$work/sink" 2>"$work/mlog" &
+	pid=$!
+	pids="$pids $pid"
+}
+# family: the daemon, its plugin launcher and the hosts.
+family() {
+	echo "$pid"
+	for l in $(pgrep -P "$pid" 2>/dev/null); do echo "$l"; pgrep -P "$l" 2>/dev/null; done
+}
+# hosts: the plugin hosts alone.
+hosts() { for l in $(pgrep -P "$pid" 2>/dev/null); do pgrep -P "$l" 2>/dev/null; done; }
+# family_wakeups: voluntary + involuntary context switches of every thread of the family.
+family_wakeups() {
+	for p in $(family); do cat /proc/"$p"/task/*/status 2>/dev/null; done |
+	    awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { n += $2 } END { print n + 0 }'
+}
+# family_settle: wait until the family made no switch for 2 s, up to 30 s.
+family_settle() {
+	last=$(family_wakeups)
+	waited=0
+	while [ $waited -lt 30 ]; do
+		sleep 2
+		cur=$(family_wakeups)
+		[ "$cur" = "$last" ] && return 0
+		last=$cur
+		waited=$((waited + 2))
+	done
+	return 1
+}
+# pss PID...: their proportional set size summed, in kB.
+pss() {
+	for p in "$@"; do cat /proc/"$p"/smaps_rollup 2>/dev/null; done |
+	    awk '/^Pss:/ { n += $2 } END { print n + 0 }'
+}
+
+# plugin-idle-wakeups: a loaded plugin's instance, reserves full.
+plugin_start 1
+settled=""
+family_settle || settled=" (still busy after 30 s)"
+w0=$(family_wakeups)
+sleep "$idle"
+wk=$(($(family_wakeups) - w0))
+line plugin-idle-wakeups "$wk wake-ups in ${idle} s of the daemon, its launcher and a plugin host with one instance, reserves full$settled | target 0 $(verdict "$wk" "<=" 0)"
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+
+# plugin-pss: the hosts' PSS with 1, 4 and 16 instances, and the daemon's.
+figures=""
+dfigures=""
+for n in 1 4 16; do
+	plugin_start $n
+	family_settle
+	hp=$(pss $(hosts))
+	dp=$(pss "$pid")
+	eval "host_$n=$hp daemon_$n=$dp"
+	figures="$figures${figures:+/}$(calc "$hp / 1024" | awk '{ printf "%.2f", $1 }')"
+	dfigures="$dfigures${dfigures:+/}$(calc "$dp / 1024" | awk '{ printf "%.2f", $1 }')"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+done
+per=$(calc "($daemon_16 - $daemon_1) / 15" | awk '{ printf "%.1f", $1 }')
+hmb=$(calc "$host_16 / 1024")
+line plugin-pss "plugin hosts' PSS with 1/4/16 instances $figures MB; daemon's PSS $dfigures MB, +$per kB per instance (its pipeline and its 16 KiB reserve) | target 16 instances <= 8 MB $(verdict "$hmb" "<=" 8)"
 
 # --- Start-up and idle: the daemon with its default sources, as root ---------
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,6 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A read() that returns more than asked for ends its host before a byte is sent: nothing is over-read.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/hostile-lib.sh"
+hostile_crash overread "read() returned 16484 bytes for a read of 16384" read protocol
