@@ -20,7 +20,7 @@
 #include "log.h"
 #include "notify.h"
 #include "plugin.h"
-#include "privdrop.h"
+#include "privsep.h"
 #include "reader.h"
 #include "registry.h"
 #include "report.h"
@@ -856,8 +856,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	vmgenid_start(engine.base, engine_vm_changed);
 	registry_set_hooks(&hooks);
 	engine_probe_all();
-	if (cfg->drop_privileges != NULL)
-		privdrop_apply();
+	privsep_worker_ready(cfg, sink);
 	engine_notify_status();
 	/* Sources probed, control socket listening, privileges dropped: -b may return. */
 	daemonize_ready();
