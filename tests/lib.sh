@@ -81,9 +81,9 @@ asan_option() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$1"
 	export ASAN_OPTIONS
 }
-# LeakSanitizer stops the world with ptrace, which the seccomp filter (-D)
-# refuses: a sanitized daemon under the filter runs without the leak check
-# (every other daemon test keeps it).
+# LeakSanitizer stops the world with ptrace, which the seccomp filters (the
+# worker's with -D, the kernel sink's feeder always) refuse: a sanitized daemon
+# under a filter runs without the leak check (every other daemon test keeps it).
 no_leak_check_under_seccomp() { if sanitized; then asan_option detect_leaks=0; fi; }
 # run_entropyd ARGS... &: the daemon in the background, under
 # $ENTROPYD_WRAPPER when set (e.g. ENTROPYD_WRAPPER="valgrind

@@ -94,7 +94,7 @@ supervisor_spawn(struct supervisor *s)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("supervisor: socketpair");
-		supervisor_tell(s, FEEDPROTO_EXITED, 1, (uint32_t)(EX_OSERR << 8), -1);
+		supervisor_tell(s, FEEDPROTO_EXITED, 0, (uint32_t)(EX_OSERR << 8), -1);
 		return -1;
 	}
 	if ((pid = fork()) == -1) {
@@ -102,7 +102,7 @@ supervisor_spawn(struct supervisor *s)
 		close(sv[0]);
 		close(sv[1]);
 		/* A worker that could not start counts as one that died at once. */
-		supervisor_tell(s, FEEDPROTO_EXITED, 1, (uint32_t)(EX_OSERR << 8), -1);
+		supervisor_tell(s, FEEDPROTO_EXITED, 0, (uint32_t)(EX_OSERR << 8), -1);
 		return -1;
 	}
 	if (pid == 0) {

@@ -240,34 +240,37 @@ static void
 feeder_worker_exited(struct feeder *f, struct feeder_loop *l, pid_t pid, int status)
 {
 	uint64_t now = clock_now_ns();
-	char how[96];
+	char how[96], who[48];
 
 	feeder_describe(status, how, sizeof how);
+	if (pid != 0)
+		snprintf(who, sizeof who, "the worker (pid %ld)", (long)pid);
+	else
+		snprintf(who, sizeof who, "a worker that could not be forked");
 	if (pid == f->worker_pid)
 		feeder_drop_worker(f);
 	f->worker_pid = 0;
 	f->state.worker_exits++;
 	f->state.last_exit = (uint32_t)status;
 	if (l->stopping) {
-		log_debug("feeder: the worker (pid %ld) %s", (long)pid, how);
+		log_debug("feeder: %s %s", who, how);
 		return;
 	}
 	if (!f->ever_up) {
 		/* It never came up: what stopped it would stop the next one too. */
-		log_warnx("feeder: the worker (pid %ld) %s while starting; stopping", (long)pid, how);
+		log_warnx("feeder: %s %s while starting; stopping", who, how);
 		feeder_stop(l, WIFEXITED(status) && WEXITSTATUS(status) != 0 ?
 		    WEXITSTATUS(status) : EX_SOFTWARE);
 		return;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		log_info("feeder: the worker (pid %ld) stopped; stopping", (long)pid);
+		log_info("feeder: %s stopped; stopping", who);
 		feeder_stop(l, EX_OK);
 		return;
 	}
 	if (now - f->worker_started_ns >= (uint64_t)FEEDER_RESTART_RESET_MS * 1000000u)
 		l->restart_ms = FEEDER_RESTART_MIN_MS;
-	log_warnx("feeder: the worker (pid %ld) %s; starting another in %u ms", (long)pid, how,
-	    l->restart_ms);
+	log_warnx("feeder: %s %s; starting another in %u ms", who, how, l->restart_ms);
 	l->restart_at_ns = now + (uint64_t)l->restart_ms * 1000000u;
 	l->restart_ms = l->restart_ms >= FEEDER_RESTART_MAX_MS / 2 ? FEEDER_RESTART_MAX_MS :
 	    l->restart_ms * 2;
@@ -427,12 +430,16 @@ feeder_run(struct feeder *f, pid_t supervisor, int supervisor_fd, int signal_fd)
 			case FEEDER_SERVED:
 				break;
 			case FEEDER_REFUSED:
-			case FEEDER_WORKER_GONE:
-				/* A worker cut off from us is ended, whatever it was doing. */
+				/* What it queued after the refused frame is dropped unread. */
 				close(f->worker_fd);
 				f->worker_fd = -1;
 				if (f->worker_pid != 0 && !l.stopping)
 					feeder_command(&l, FEEDPROTO_KILL, (uint32_t)f->worker_pid);
+				break;
+			case FEEDER_WORKER_GONE:
+				/* It is ending (the supervisor will say how), or it cut itself off. */
+				close(f->worker_fd);
+				f->worker_fd = -1;
 				break;
 			}
 		}

@@ -100,7 +100,8 @@ feedproto_check(const struct feedproto_frame *f)
 		return f->len == 0 && f->arg0 > 0 && f->arg0 <= INT32_MAX && f->arg1 == 0 ?
 		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
 	case FEEDPROTO_EXITED:
-		return f->len == 0 && f->arg0 > 0 && f->arg0 <= INT32_MAX ?
+		/* pid 0: a worker that could not be forked. */
+		return f->len == 0 && f->arg0 <= INT32_MAX ?
 		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
 	case FEEDPROTO_SIGNAL:
 		return f->len == 0 && f->arg0 >= 1 && f->arg0 <= 64 && f->arg1 == 0 ?

@@ -15,7 +15,8 @@
  * A frame is a 16-byte header, all fields little-endian, then its payload:
  *   u16 type, u16 zero, u32 payload length, u32 arg0, u32 arg1
  * ADD's arg0 is its credit in bits; STARTED, EXITED and KILL carry a pid in
- * arg0; EXITED's arg1 is the wait status; SIGNAL's arg0 the signal; an
+ * arg0 (EXITED's is 0 for a worker that could not be forked); EXITED's arg1 is
+ * the wait status; SIGNAL's arg0 the signal; an
  * ANSWER's arg0 is 0 or the errno of what the feeder did. Every other
  * argument is 0.
  *

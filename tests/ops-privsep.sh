@@ -1,0 +1,221 @@
+#!/bin/sh
+# Privilege separation with the kernel sink: the feeder alone holds
+# /dev/random and CAP_SYS_ADMIN and issues RNDADDENTROPY; the worker runs
+# without a capability; a worker killed mid-feed is restarted, feeding
+# resumes, nothing is credited twice; the feeder's death ends the others.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/control-lib.sh"
+entropyd=$top_builddir/entropyd
+
+[ "$(id -u)" -eq 0 ] || skip_all "the feeder credits the kernel: needs root"
+getent passwd nobody >/dev/null && getent group nogroup >/dev/null ||
+    skip_all "no user nobody or group nogroup"
+# A source that can be credited honestly: the kernel's hwrng, else RDSEED.
+if [ -r /dev/hwrng ] && [ -n "$(cat /sys/class/misc/hw_random/rng_current 2>/dev/null)" ] &&
+    [ "$(cat /sys/class/misc/hw_random/rng_current)" != none ]; then
+	src=hwrng
+elif "$entropyd" -l 2>/dev/null | awk '$1 == "rdseed" && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
+	src=rdseed
+else
+	skip_all "no usable /dev/hwrng or RDSEED to credit the kernel honestly"
+fi
+command -v strace >/dev/null 2>&1 || skip_all "strace is not installed"
+no_leak_check_under_seccomp
+plan 26
+
+# field PID NAME: a field of /proc/PID/status, blanks squeezed.
+field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
+# child PID: the one child of PID.
+child() { cat "/proc/$1/task/$1/children" 2>/dev/null | tr -d ' '; }
+# count PATTERN FILE: lines matching.
+count() { grep -c "$1" "$2"; }
+
+# --- 1-14: -D nobody:nogroup, three processes and what each may do -----------
+"$entropyd" -f -d -x all -n "$src" -R 1 -D nobody:nogroup --control-socket "$tmp/ctl" \
+    -p "$tmp/pid" 2>"$tmp/log" &
+feeder=$!
+track $feeder
+wait_for 100 grep -q "worker: running as" "$tmp/log"
+wait_for 100 grep -q "first feed" "$tmp/log"
+supervisor=$(child "$feeder")
+worker=$(child "$supervisor")
+check "three processes: the feeder (the pidfile's pid $feeder), the supervisor, the worker" sh -c \
+    "test '$(cat "$tmp/pid")' = $feeder && test -n '$supervisor' && test -n '$worker'"
+check "worker: nobody, CapEff/CapPrm/CapBnd 0, NoNewPrivs 1, Seccomp 2 ($(field "$worker" CapEff) $(field "$worker" CapBnd) $(field "$worker" NoNewPrivs) $(field "$worker" Seccomp))" sh -c \
+    "test '$(field "$worker" Uid)' = '65534 65534 65534 65534' &&
+     test '$(field "$worker" CapEff)' = 0000000000000000 &&
+     test '$(field "$worker" CapPrm)' = 0000000000000000 &&
+     test '$(field "$worker" CapBnd)' = 0000000000000000 &&
+     test '$(field "$worker" CapAmb)' = 0000000000000000 &&
+     test '$(field "$worker" NoNewPrivs)' = 1 && test '$(field "$worker" Seccomp)' = 2"
+check "feeder: nobody with CAP_SYS_ADMIN only (effective, permitted, bounding), NoNewPrivs 1, Seccomp 2" sh -c \
+    "test '$(field "$feeder" Uid)' = '65534 65534 65534 65534' &&
+     test '$(field "$feeder" CapEff)' = 0000000000200000 &&
+     test '$(field "$feeder" CapPrm)' = 0000000000200000 &&
+     test '$(field "$feeder" CapBnd)' = 0000000000200000 &&
+     test '$(field "$feeder" CapInh)' = 0000000000000000 &&
+     test '$(field "$feeder" CapAmb)' = 0000000000000000 &&
+     test '$(field "$feeder" NoNewPrivs)' = 1 && test '$(field "$feeder" Seccomp)' = 2"
+sup_eff=$(field "$supervisor" CapEff)
+sup_bnd=$(field "$supervisor" CapBnd)
+check "supervisor: no CAP_SYS_ADMIN in any set (CapEff $sup_eff, CapBnd $sup_bnd), NoNewPrivs 1" sh -c \
+    "test \$(( 0x$sup_eff & 0x200000 )) -eq 0 && test \$(( 0x$sup_bnd & 0x200000 )) -eq 0 &&
+     test '$(field "$supervisor" NoNewPrivs)' = 1"
+check "only the feeder holds /dev/random" sh -c \
+    "holds() { ls -l /proc/\$1/fd/ 2>/dev/null | grep -q ' /dev/random\$'; };
+     holds $feeder && ! holds $supervisor && ! holds $worker"
+# The entries of /proc/PID of a process that may not be dumped are root's,
+# whoever runs it: the worker, the same user, can neither trace nor read it.
+check "the feeder is not dumpable (/proc/$feeder/fd is root's, its user's is 65534)" sh -c \
+    "test \"\$(stat -c %u /proc/$feeder/fd)\" = 0 && test \"\$(stat -c %u /proc/$feeder)\" = 65534"
+kill -HUP "$feeder"
+kill -USR1 "$feeder"
+wait_for 50 grep -q "sink /dev/random (kernel)" "$tmp/log"
+check "SIGHUP and SIGUSR1 to the feeder reach the worker; SIGUSR1 also reports the feeder" sh -c \
+    "grep -q 'SIGHUP: re-probing' '$tmp/log' && grep -q 'sink /dev/random (kernel): ' '$tmp/log' &&
+     grep -q 'feeder: [0-9]* bits credited in [0-9]* feeds' '$tmp/log'"
+ucurl "$tmp/ctl" /metrics >"$tmp/m0"
+check "/metrics: no restart, no refused frame" sh -c \
+    "grep -qx 'entropyd_worker_restarts_total 0' '$tmp/m0' &&
+     grep -qx 'entropyd_feeder_refused_frames_total{reason=\"credit\"} 0' '$tmp/m0'"
+
+# Mid-feed: -R 1 tops the kernel up every second; kill the worker right after a feed.
+fed=$(count 'fed the kernel' "$tmp/log")
+wait_for 50 sh -c "test \$(grep -c 'fed the kernel' '$tmp/log') -gt $fed"
+kill -SEGV "$worker"
+wait_for 100 grep -q "worker restarted (pid [0-9]*, restart 1)" "$tmp/log"
+wait_for 100 sh -c "sed -n '/restart 1)/,\$p' '$tmp/log' | grep -q 'first feed'"
+check "SIGSEGV: the feeder logs it, restarts the worker, feeding resumes" sh -c \
+    "grep -q 'the worker (pid $worker) killed by signal 11' '$tmp/log' &&
+     sed -n '/restart 1)/,\$p' '$tmp/log' | grep -q 'first feed: [1-9][0-9]* bits credited'"
+worker2=$(child "$supervisor")
+wait_for 100 test -S "$tmp/ctl"
+ucurl "$tmp/ctl" /metrics >"$tmp/m1"
+ucurl "$tmp/ctl" /health >"$tmp/h1"
+check "/metrics and /health count the restart" sh -c \
+    "grep -qx 'entropyd_worker_restarts_total 1' '$tmp/m1' &&
+     python3 -c 'import json,sys; c = json.load(open(\"$tmp/h1\"))[\"checks\"][\"worker:restarts\"][0];
+sys.exit(c[\"observedValue\"] != 1 or \"signal 11\" not in c[\"output\"])'"
+fed=$(count 'fed the kernel' "$tmp/log")
+wait_for 50 sh -c "test \$(grep -c 'fed the kernel' '$tmp/log') -gt $fed"
+kill -KILL "$worker2"
+wait_for 100 grep -q "restart 2)" "$tmp/log"
+wait_for 100 sh -c "sed -n '/restart 2)/,\$p' '$tmp/log' | grep -q 'first feed'"
+wait_for 100 test -S "$tmp/ctl"
+ucurl "$tmp/ctl" /metrics >"$tmp/m2"
+check "SIGKILL: restarted again, feeding resumes, /metrics says 2" sh -c \
+    "grep -q 'the worker (pid $worker2) killed by signal 9' '$tmp/log' &&
+     sed -n '/restart 2)/,\$p' '$tmp/log' | grep -q 'first feed' &&
+     grep -qx 'entropyd_worker_restarts_total 2' '$tmp/m2'"
+check "the restarted worker is as confined as the first (CapEff 0, Seccomp 2, nobody)" sh -c \
+    "w=\$(cat /proc/$supervisor/task/$supervisor/children | tr -d ' ');
+     grep -q '^CapEff:.*0000000000000000' /proc/\$w/status && grep -q '^Seccomp:.*2' /proc/\$w/status &&
+     grep -q '^Uid:.*65534' /proc/\$w/status"
+worker3=$(child "$supervisor")
+kill -KILL "$feeder"
+wait_for 100 sh -c "! kill -0 $supervisor 2>/dev/null && ! kill -0 $worker3 2>/dev/null"
+check "the feeder's death ends the supervisor and the worker" sh -c \
+    "! kill -0 $supervisor 2>/dev/null && ! kill -0 $worker3 2>/dev/null"
+check "... and the supervisor removes the pidfile on its way out" test ! -e "$tmp/pid"
+show_if_failed "$tmp/log"
+
+# --- 15-21: root without -D, under strace --------------------------------------
+strace -f -qq -e trace=ioctl -o "$tmp/trace" \
+    "$entropyd" -f -d -x all -n "$src" -R 1 --control-socket "$tmp/ctl2" 2>"$tmp/log2" &
+straced=$!
+track $straced
+wait_for 200 grep -q "first feed" "$tmp/log2"
+feeder=$(sed -n 's/.*feeder: pid \([0-9]*\) holds.*/\1/p' "$tmp/log2")
+supervisor=$(child "$feeder")
+worker=$(child "$supervisor")
+check "without -D the worker keeps root's uid and no capability; the feeder CAP_SYS_ADMIN alone" sh -c \
+    "test '$(field "$worker" Uid)' = '0 0 0 0' && test '$(field "$worker" CapEff)' = 0000000000000000 &&
+     test '$(field "$worker" CapBnd)' = 0000000000000000 && test '$(field "$worker" NoNewPrivs)' = 1 &&
+     test '$(field "$feeder" CapEff)' = 0000000000200000 && test '$(field "$feeder" Seccomp)' = 2"
+fed=$(count 'fed the kernel' "$tmp/log2")
+wait_for 100 sh -c "test \$(grep -c 'fed the kernel' '$tmp/log2') -gt $fed"
+kill -SEGV "$worker"
+wait_for 200 grep -q "restart 1)" "$tmp/log2"
+wait_for 200 sh -c "sed -n '/restart 1)/,\$p' '$tmp/log2' | grep -q 'first feed'"
+worker=$(child "$supervisor")
+kill -KILL "$worker"
+wait_for 200 grep -q "restart 2)" "$tmp/log2"
+wait_for 200 sh -c "sed -n '/restart 2)/,\$p' '$tmp/log2' | grep -q 'fed the kernel'"
+kill -USR1 "$feeder"
+wait_for 50 grep -q "feeder: [0-9]* bits credited" "$tmp/log2"
+kill "$feeder"
+wait "$straced"
+# Credited RNDADDENTROPY calls: "PID ioctl(N, RNDADDENTROPY, {entropy_count=C, ...".
+grep 'RNDADDENTROPY, {entropy_count=[1-9]' "$tmp/trace" |
+    sed 's/^\([0-9]*\) .*entropy_count=\([0-9]*\),.*/\1 \2/' >"$tmp/adds"
+feeder_bits=$(sed -n 's/.*feeder: \([0-9]*\) bits credited in \([0-9]*\) feeds.*/\1/p' "$tmp/log2")
+feeder_feeds=$(sed -n 's/.*feeder: \([0-9]*\) bits credited in \([0-9]*\) feeds.*/\2/p' "$tmp/log2")
+# What the workers saw acknowledged: their first feeds and every later one.
+acked=$(sed -n 's/.*first feed: \([0-9]*\) bits.*/\1/p; s/.*fed the kernel: \([0-9]*\) bits.*/\1/p' \
+    "$tmp/log2" | awk '{ s += $1 } END { print s + 0 }')
+traced_bits=$(awk '{ s += $2 } END { print s + 0 }' "$tmp/adds")
+check "strace: RNDADDENTROPY is issued by the feeder (pid $feeder) and no other process" sh -c \
+    "test -s '$tmp/adds' && test \"\$(cut -d' ' -f1 '$tmp/adds' | sort -u)\" = '$feeder'"
+check "strace: the worker never issued a random ioctl" sh -c \
+    "! grep -v '^$feeder ' '$tmp/trace' | grep -q 'RNDADDENTROPY\|RNDRESEEDCRNG\|RNDADDTOENTCNT'"
+check "two workers killed mid-feed, restarted, feeding resumed each time" sh -c \
+    "grep -q 'killed by signal 11' '$tmp/log2' && grep -q 'killed by signal 9' '$tmp/log2' &&
+     sed -n '/restart 2)/,\$p' '$tmp/log2' | grep -q 'fed the kernel'"
+check "nothing credited twice: the kernel saw exactly the feeder's count ($feeder_feeds calls, $feeder_bits bits; traced $(wc -l <"$tmp/adds"), $traced_bits)" sh -c \
+    "test '$(wc -l <"$tmp/adds")' = '$feeder_feeds' && test '$traced_bits' = '$feeder_bits'"
+# A worker killed between the feeder's answer and its own log line leaves at
+# most what one service of the sink credits (the start-up burst) unlogged.
+check "nothing lost: every credit a worker saw answered was issued ($acked <= $feeder_bits <= $acked + 2 x 4096)" sh -c \
+    "test '$acked' -gt 0 && test '$feeder_bits' -ge '$acked' && test '$feeder_bits' -le \$(( $acked + 8192 ))"
+check "a clean stop of the feeder stops all three (strace's run ended 0)" sh -c \
+    "grep -q 'feeder: Terminated: stopping' '$tmp/log2' && grep -q 'the worker (pid [0-9]*) exited with status 0' '$tmp/log2'"
+show_if_failed "$tmp/log2"
+
+# --- 22-24: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
+if ! command -v setpriv >/dev/null 2>&1; then
+	skip "setpriv is not installed"
+	skip "setpriv is not installed"
+	skip "setpriv is not installed"
+elif [ "$src" != rdseed ] &&
+    ! "$entropyd" -l 2>/dev/null | awk '$1 == "rdseed" && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
+	skip "as an unprivileged user only RDSEED can be read without a device (none here)"
+	skip "as an unprivileged user only RDSEED can be read without a device (none here)"
+	skip "as an unprivileged user only RDSEED can be read without a device (none here)"
+else
+	chmod 755 "$tmp"
+	cp "$entropyd" "$tmp/entropyd" && chmod 755 "$tmp/entropyd"
+	mkdir "$tmp/unit" && chown 65534:65534 "$tmp/unit"
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,+sys_admin \
+	    --ambient-caps=-all,+sys_admin --bounding-set=-all,+sys_admin \
+	    "$tmp/entropyd" -f -d -x all -n rdseed --control-socket "$tmp/unit/ctl" \
+	    2>"$tmp/log3" &
+	pid=$!
+	track $pid
+	wait_for 200 grep -q "first feed" "$tmp/log3"
+	supervisor=$(child "$pid")
+	worker=$(child "$supervisor")
+	check "systemd's way: the kernel is credited (first feed)" \
+	    grep -q "first feed: [1-9][0-9]* bits credited" "$tmp/log3"
+	check "systemd's way: the feeder keeps CAP_SYS_ADMIN ($(field "$pid" CapEff)), the supervisor nothing ($(field "$supervisor" CapEff))" sh -c \
+	    "test '$(field "$pid" CapEff)' = 0000000000200000 &&
+	     test '$(field "$supervisor" CapEff)' = 0000000000000000 &&
+	     test '$(field "$supervisor" CapAmb)' = 0000000000000000"
+	check "systemd's way: the worker holds no capability, ambient included ($(field "$worker" CapEff), $(field "$worker" CapAmb))" sh -c \
+	    "test '$(field "$worker" CapEff)' = 0000000000000000 &&
+	     test '$(field "$worker" CapPrm)' = 0000000000000000 &&
+	     test '$(field "$worker" CapAmb)' = 0000000000000000 &&
+	     test '$(field "$worker" NoNewPrivs)' = 1"
+	show_if_failed "$tmp/log3"
+	stop "$pid"
+fi
+
+# --- 25-26: a first worker that cannot start ends the daemon with its status --
+: >"$tmp/notadir"
+"$entropyd" -f -x all -n "$src" --control-socket "$tmp/notadir/ctl" 2>"$tmp/log4"
+rc=$?
+"$entropyd" -f -x all -n "$src" -o "$tmp/out4" --control-socket "$tmp/notadir/ctl" 2>/dev/null
+rc_file=$?
+check "a worker that cannot start: the daemon exits with its status ($rc), as without a feeder ($rc_file)" sh -c \
+    "test $rc -ne 0 && test $rc -eq $rc_file && grep -q 'while starting; stopping' '$tmp/log4'"
+check "... and nothing is left running" sh -c "! grep -q 'worker restarted' '$tmp/log4'"
+finish
