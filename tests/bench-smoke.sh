@@ -11,8 +11,9 @@ BENCH_MB=1 BENCH_RUNS=1 BENCH_IDLE=1 BENCH_EST_SECONDS=0.2 BENCH_NO_INSTALL=1 TM
 rc=$?
 check "the bench script exits 0 (exit $rc)" test "$rc" -eq 0
 missing=""
-for f in fips fips-counts condition pipeline pipeline-norepeat repeat-cost repeat-cpu estimate \
-    startup idle-wakeups idle-cpu idle-rss clone-refill uevent-wakeups; do
+for f in fips fips-counts condition pipeline pipeline-norepeat repeat-cost repeat-cpu \
+    pipeline-kernel estimate startup idle-wakeups idle-cpu idle-rss idle-pss clone-refill \
+    uevent-wakeups; do
 	grep -q "^$f " "$tmp/out" || missing="$missing $f"
 done
 check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missing"

@@ -21,7 +21,7 @@ else
 fi
 command -v strace >/dev/null 2>&1 || skip_all "strace is not installed"
 no_leak_check_under_seccomp
-plan 26
+plan 31
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
@@ -218,4 +218,55 @@ rc_file=$?
 check "a worker that cannot start: the daemon exits with its status ($rc), as without a feeder ($rc_file)" sh -c \
     "test $rc -ne 0 && test $rc -eq $rc_file && grep -q 'while starting; stopping' '$tmp/log4'"
 check "... and nothing is left running" sh -c "! grep -q 'worker restarted' '$tmp/log4'"
+
+# --- 27-31: a hostile plugin in the worker writes to the feeder's socket ------
+plugin=$top_builddir/tests/plugins/.libs/faulty.so
+if [ ! -f "$plugin" ]; then
+	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done
+	finish
+fi
+mkdir "$tmp/plugins"
+cp "$plugin" "$tmp/plugins/"
+# The faulty source (uncredited) blocks in read() until its mode changes.
+echo stall >"$tmp/mode"
+strace -f -qq -e trace=ioctl -o "$tmp/trace5" \
+    "$entropyd" -f -d -x all -n "$src" -n faulty -O "faulty:control:$tmp/mode" \
+    --plugin-dir "$tmp/plugins" --control-socket "$tmp/ctl5" 2>"$tmp/log5" &
+straced=$!
+track $straced
+wait_for 200 grep -q "first feed" "$tmp/log5"
+feeder=$(sed -n 's/.*feeder: pid \([0-9]*\) holds.*/\1/p' "$tmp/log5")
+echo cheat >"$tmp/mode"
+# Refused for its credit; or as a flood, should it have slipped in while the
+# worker's own request was waiting for its answer.
+wait_for 100 grep -q "refused a frame from the worker (pid [0-9]*): \(credit\|flood\)" "$tmp/log5"
+echo stall >"$tmp/mode"
+# fed_after_restart LOG: the last "first feed" comes after the last restart.
+fed_after_restart() {
+	awk '/worker restarted/ { r = NR } /first feed/ { f = NR } END { exit !(r > 0 && f > r) }' "$1"
+}
+wait_for 200 fed_after_restart "$tmp/log5"
+check "the plugin's frame (9 bits a byte) is refused, logged, and its worker killed" sh -c \
+    "grep -q 'refused a frame from the worker (pid [0-9]*): \\(credit\\|flood\\)' '$tmp/log5' &&
+     grep -q 'the worker (pid [0-9]*) killed by signal 9' '$tmp/log5'"
+check "a new worker is started and feeds the kernel" fed_after_restart "$tmp/log5"
+wait_for 100 test -S "$tmp/ctl5"
+ucurl "$tmp/ctl5" /metrics >"$tmp/m5"
+ucurl "$tmp/ctl5" /health >"$tmp/h5"
+check "/metrics counts the refusal by reason, and the restart" sh -c \
+    "grep -Eq '^entropyd_feeder_refused_frames_total\{reason=\"(credit|flood)\"\} [1-9]' '$tmp/m5' &&
+     grep -Eq '^entropyd_worker_restarts_total [1-9]' '$tmp/m5' &&
+     grep -qx 'entropyd_feeder_refused_frames_total{reason=\"malformed\"} 0' '$tmp/m5'"
+check "/health warns: feeder:refusedFrames" python3 -c "
+import json, sys
+d = json.load(open('$tmp/h5'))
+c = d['checks']['feeder:refusedFrames'][0]
+sys.exit(not (d['status'] == 'warn' and c['status'] == 'warn' and c['observedValue'] >= 1))"
+kill "$feeder"
+wait "$straced"
+check "strace: the kernel never saw more than 8 bits a byte, nor the plugin's claim, and only from the feeder" sh -c \
+    "grep 'RNDADDENTROPY, {entropy_count=' '$tmp/trace5' |
+     sed 's/^\([0-9]*\) .*entropy_count=\([0-9]*\), buf_size=\([0-9]*\).*/\1 \2 \3/' |
+     awk -v f=$feeder '\$1 != f || \$2 > 8 * \$3 || \$2 == 576 { bad = 1 } END { exit bad || NR == 0 }'"
+show_if_failed "$tmp/log5"
 finish
