@@ -109,7 +109,7 @@ main(int argc, char **argv)
 	    sink_kind_name(sink.kind));
 	/* The kernel sink: a privileged feeder, and from here on a worker without privilege. */
 	if (sink.kind == SINK_KERNEL)
-		privsep_split(&cfg, &sink, &pidfile);
+		privsep_split(&sink, &pidfile);
 	rc = engine_run(&cfg, &sink);
 	notify_close();
 out_sink:

@@ -144,7 +144,7 @@ privsep_worker_sink(struct sink *sink, int fd)
 }
 
 void
-privsep_split(const struct config *cfg, struct sink *sink, struct pidfile *pf)
+privsep_split(struct sink *sink, struct pidfile *pf)
 {
 	int chan[2], fd;
 	pid_t pid, feeder = getpid();
@@ -165,7 +165,7 @@ privsep_split(const struct config *cfg, struct sink *sink, struct pidfile *pf)
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 || getppid() != feeder)
 		_exit(EX_OSERR);
 	privdrop_limit("supervisor", PRIVSEP_SUPERVISOR_CAPS);
-	fd = supervisor_run(chan[1], feeder, pf);
+	fd = supervisor_run(chan[1], pf);
 	/* Here we are a worker. */
 	privsep_worker_sink(sink, fd);
 	log_debug("worker: pid %ld started", (long)getpid());

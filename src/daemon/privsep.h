@@ -14,7 +14,7 @@ struct pidfile;
  * and forks the worker. Returns only in a worker, with the sink turned into
  * requests to the feeder; the feeder and the supervisor end with exit().
  */
-void privsep_split(const struct config *, struct sink *, struct pidfile *);
+void privsep_split(struct sink *, struct pidfile *);
 /*
  * The worker is set up (sources probed, control socket open): drop to the
  * worker's powers (no capability; with -D the user and the seccomp

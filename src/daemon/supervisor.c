@@ -21,7 +21,6 @@
 
 struct supervisor {
 	int feeder_fd;
-	pid_t feeder;
 	int signal_fd;
 	sigset_t saved_mask;     /* the mask a worker starts with */
 	struct pidfile *pidfile;
@@ -182,9 +181,9 @@ supervisor_command(struct supervisor *s)
 }
 
 int
-supervisor_run(int feeder_fd, pid_t feeder, struct pidfile *pf)
+supervisor_run(int feeder_fd, struct pidfile *pf)
 {
-	struct supervisor s = { .feeder_fd = feeder_fd, .feeder = feeder, .pidfile = pf };
+	struct supervisor s = { .feeder_fd = feeder_fd, .pidfile = pf };
 	sigset_t set;
 
 	sigemptyset(&set);

@@ -2,8 +2,6 @@
 #ifndef ENTROPYD_SUPERVISOR_H
 #define ENTROPYD_SUPERVISOR_H
 
-#include <sys/types.h>
-
 struct pidfile;
 
 /* How long a stopping worker has before it is killed. */
@@ -20,6 +18,6 @@ struct pidfile;
  * Returns only in a newly forked worker, with that worker's end of its
  * socket to the feeder; the supervisor itself ends with exit().
  */
-int supervisor_run(int feeder_fd, pid_t feeder, struct pidfile *);
+int supervisor_run(int feeder_fd, struct pidfile *);
 
 #endif

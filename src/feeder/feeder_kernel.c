@@ -14,20 +14,19 @@
 static int
 feeder_kernel_add(struct feeder *f, const uint8_t *buf, size_t len, unsigned credit_bits)
 {
-	struct {
-		struct rand_pool_info info;
-		uint32_t words[FEEDPROTO_MAX_PAYLOAD / sizeof(uint32_t)];
-	} req;
+	/* The header and its flexible buffer, in words so that it is aligned. */
+	uint32_t req[(sizeof(struct rand_pool_info) + FEEDPROTO_MAX_PAYLOAD) / sizeof(uint32_t)];
+	struct rand_pool_info *info = (struct rand_pool_info *)(void *)req;
 	int r;
 
 	if (len > FEEDPROTO_MAX_PAYLOAD)
 		return -1;
-	req.info.entropy_count = (int)credit_bits;
-	req.info.buf_size = (int)len;
+	info->entropy_count = (int)credit_bits;
+	info->buf_size = (int)len;
 	if (len > 0)
-		memcpy(req.words, buf, len);
-	r = ioctl(f->random_fd, RNDADDENTROPY, &req);
-	explicit_bzero(&req, sizeof req);
+		memcpy(info->buf, buf, len);
+	r = ioctl(f->random_fd, RNDADDENTROPY, info);
+	explicit_bzero(req, sizeof req);
 	return r;
 }
 

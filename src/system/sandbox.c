@@ -145,7 +145,8 @@ sandbox_narrow(char *err, size_t errlen)
 	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone",
 	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0), err, errlen);
 	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "tgkill",
-	    SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()), err, errlen);
+	    (struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_NE,
+	    .datum_a = (scmp_datum_t)getpid(), .datum_b = 0 }, err, errlen);
 	if (ok && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0 &&
 	    rc != -EDOM) {
 		snprintf(err, errlen, "seccomp: clone3: %s", strerror(-rc));
