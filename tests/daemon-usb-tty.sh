@@ -74,8 +74,9 @@ start_fake_tty gone truerng
 daemon gone.err -O "usb:tty:$pts" -O usb:model:truerng -o /dev/null
 wait_for 100 grep -q "streaming" "$tmp/gone.log"
 kill "$fakepid"
-wait_for 100 grep -q "absent" "$tmp/gone.err"
-# A pty's slave reads end of file, or EIO, once its master closes: either is gone.
+# A pty's slave reads end of file, or EIO, once its master closes: either is
+# gone. (Not "absent": the instance's start already logged "absent -> running".)
+wait_for 100 grep -q "usb:truerng-${pts##*/}: .*\(hung up\|Input/output error\)" "$tmp/gone.err"
 check "unplugged tty: the instance goes absent" grep -q "usb:truerng-${pts##*/}: .*\(hung up\|Input/output error\)" "$tmp/gone.err"
 kill -USR1 "$pid"
 wait_for 50 grep -q "usb:truerng-${pts##*/}: absent for" "$tmp/gone.err"
