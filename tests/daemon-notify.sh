@@ -49,7 +49,7 @@ check "root: host data mixed first, then the first credited feed, then READY=1" 
 wait_for 50 grep -q "fed the kernel" "$tmp/log"
 sleep 1.5
 kill -USR1 "$pid"
-wait_for 30 grep -q "reseeds" "$tmp/log"
+wait_for 100 grep -q "reseeds" "$tmp/log"
 check "root: top-ups are followed by RNDRESEEDCRNG" grep -Eq \
     "phase steady, [1-9][0-9]* top-ups, [1-9][0-9]* reseeds" "$tmp/log"
 check "root: no ioctl failed" sh -c "! grep -q 'RNDRESEEDCRNG\|RNDADDENTROPY' '$tmp/log'"

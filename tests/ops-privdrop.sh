@@ -109,7 +109,7 @@ check "after the drop the control socket answers" sh -c \
     "test $? -eq 0 && grep -q 'hwrng\|file' '$tmp/ctl.out'"
 kill -HUP "$pid"
 kill -USR1 "$pid"
-wait_for 50 grep -q "bytes written" "$tmp/log"
+wait_for 100 grep -q "bytes written" "$tmp/log"
 check "SIGHUP re-probes and SIGUSR1 reports, under the filter" sh -c \
     "grep -q 'SIGHUP: re-probing' '$tmp/log' && grep -q 'bytes written' '$tmp/log' && kill -0 $pid"
 kill "$pid"

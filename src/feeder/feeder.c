@@ -364,8 +364,11 @@ feeder_signal(struct feeder *f, struct feeder_loop *l, int sig)
 		feeder_log_stats(f);
 		/* FALLTHROUGH */
 	case SIGHUP:
-		if (!l->stopping)
+		/* Not before its HELLO: a worker setting up has no handler yet and would die. */
+		if (!l->stopping && f->worker_up)
 			feeder_command(l, FEEDPROTO_SIGNAL, (uint32_t)sig);
+		else if (!l->stopping)
+			log_info("feeder: %s: no worker is up to pass it to", strsignal(sig));
 		break;
 	}
 }
