@@ -21,6 +21,8 @@ else
 fi
 command -v strace >/dev/null 2>&1 || skip_all "strace is not installed"
 no_leak_check_under_seccomp
+# The workers are killed with SIGSEGV: let it kill them, as in a plain build.
+if sanitized; then asan_option handle_segv=0; fi
 plan 31
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.

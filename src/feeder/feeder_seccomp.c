@@ -8,7 +8,8 @@
  * host data into /dev/random), recvmsg/sendmsg/recvfrom/sendto on its
  * sockets (the worker's, the supervisor's, syslog's and systemd's), poll,
  * close, getrandom (is the CRNG ready), reaping the supervisor, clocks,
- * getpid (syslog), memory without PROT_EXEC (syslog's buffers), exit;
+ * getpid (syslog), memory without PROT_EXEC (syslog's buffers), its own
+ * signal stack, exit;
  * ioctl only on the /dev/random descriptor and only RNDADDENTROPY,
  * RNDRESEEDCRNG and RNDGETENTCNT.
  * Killed at once: exec, ptrace, fork and clone, id and capability changes,
@@ -83,6 +84,7 @@ static const int feeder_allowed[] = {
 #endif
 	__NR_gettimeofday, __NR_getpid, __NR_brk, __NR_munmap, __NR_fstat,
 	__NR_rt_sigprocmask, __NR_rt_sigreturn, __NR_restart_syscall,
+	__NR_sigaltstack, /* the C runtime's and sanitizers' signal stacks */
 	__NR_exit, __NR_exit_group,
 };
 
