@@ -23,7 +23,7 @@ command -v strace >/dev/null 2>&1 || skip_all "strace is not installed"
 no_leak_check_under_seccomp
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
-plan 31
+plan 32
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
@@ -32,7 +32,7 @@ child() { cat "/proc/$1/task/$1/children" 2>/dev/null | tr -d ' '; }
 # count PATTERN FILE: lines matching.
 count() { grep -c "$1" "$2"; }
 
-# --- 1-14: -D nobody:nogroup, three processes and what each may do -----------
+# --- 1-15: -D nobody:nogroup, three processes and what each may do -----------
 "$entropyd" -f -d -x all -n "$src" -R 1 -D nobody:nogroup --control-socket "$tmp/ctl" \
     -p "$tmp/pid" 2>"$tmp/log" &
 feeder=$!
@@ -76,6 +76,10 @@ wait_for 50 grep -q "sink /dev/random (kernel)" "$tmp/log"
 check "SIGHUP and SIGUSR1 to the feeder reach the worker; SIGUSR1 also reports the feeder" sh -c \
     "grep -q 'SIGHUP: re-probing' '$tmp/log' && grep -q 'sink /dev/random (kernel): ' '$tmp/log' &&
      grep -q 'feeder: [0-9]* bits credited in [0-9]* feeds' '$tmp/log'"
+kill -USR2 "$feeder"
+wait_for 100 grep -q "VM generation change: .*reseeded" "$tmp/log"
+check "SIGUSR2 to the feeder reaches the worker: a refill, fed and reseeded through the feeder" \
+    grep -q "VM generation change: [0-9]* fresh bits fed and the kernel's CRNG reseeded" "$tmp/log"
 ucurl "$tmp/ctl" /metrics >"$tmp/m0"
 check "/metrics: no restart, no refused frame" sh -c \
     "grep -qx 'entropyd_worker_restarts_total 0' '$tmp/m0' &&
@@ -121,7 +125,7 @@ check "the feeder's death ends the supervisor and the worker" sh -c \
 check "... and the supervisor removes the pidfile on its way out" test ! -e "$tmp/pid"
 show_if_failed "$tmp/log"
 
-# --- 15-21: root without -D, under strace --------------------------------------
+# --- 16-22: root without -D, under strace --------------------------------------
 strace -f -qq -e trace=ioctl -o "$tmp/trace" \
     "$entropyd" -f -d -x all -n "$src" -R 1 --control-socket "$tmp/ctl2" 2>"$tmp/log2" &
 straced=$!
@@ -173,7 +177,7 @@ check "a clean stop of the feeder stops all three (strace's run ended 0)" sh -c 
     "grep -q 'feeder: Terminated: stopping' '$tmp/log2' && grep -q 'the worker (pid [0-9]*) exited with status 0' '$tmp/log2'"
 show_if_failed "$tmp/log2"
 
-# --- 22-24: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
+# --- 23-25: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
 if ! command -v setpriv >/dev/null 2>&1; then
 	skip "setpriv is not installed"
 	skip "setpriv is not installed"
@@ -211,7 +215,7 @@ else
 	stop "$pid"
 fi
 
-# --- 25-26: a first worker that cannot start ends the daemon with its status --
+# --- 26-27: a first worker that cannot start ends the daemon with its status --
 : >"$tmp/notadir"
 "$entropyd" -f -x all -n "$src" --control-socket "$tmp/notadir/ctl" 2>"$tmp/log4"
 rc=$?
@@ -221,7 +225,7 @@ check "a worker that cannot start: the daemon exits with its status ($rc), as wi
     "test $rc -ne 0 && test $rc -eq $rc_file && grep -q 'while starting; stopping' '$tmp/log4'"
 check "... and nothing is left running" sh -c "! grep -q 'worker restarted' '$tmp/log4'"
 
-# --- 27-31: a hostile plugin in the worker writes to the feeder's socket ------
+# --- 28-32: a hostile plugin in the worker writes to the feeder's socket ------
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 if [ ! -f "$plugin" ]; then
 	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done

@@ -855,6 +855,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	vmgenid_start(engine.base, engine_vm_changed);
 	registry_set_hooks(&hooks);
+	privsep_worker_setup(cfg);
 	engine_probe_all();
 	privsep_worker_ready(cfg, sink);
 	engine_notify_status();

@@ -24,14 +24,16 @@
  *               passes SIGHUP and SIGUSR1 on (src/daemon/supervisor.c).
  *   worker      forked by the supervisor, and again after each death.
  *               starts with the supervisor's powers and sets up as the daemon
- *               always did: probes and opens sources, binds the control
- *               socket (handing it to the -D user), then drops
- *               (privsep_worker_ready):
- *               with -D: the user and its groups, no capability at all,
- *               no_new_privs, the seccomp allow-list of src/system/sandbox.c;
- *               without -D: its user (as root, uid 0 keeps owner access to
- *               root's device nodes for sources that come later), no
- *               capability, no_new_privs.
+ *               always did: binds the control socket (handing it to the -D
+ *               user), opens the kernel log, then
+ *               without -D: drops every capability before it opens a source
+ *               or starts a thread (privsep_worker_setup), so no thread of
+ *               it ever holds one; it keeps its user (as root, uid 0's owner
+ *               access to root's device nodes) and no_new_privs;
+ *               with -D: opens its sources with those powers, then switches
+ *               to the user and its groups, no capability at all in any
+ *               thread, the seccomp allow-list of src/system/sandbox.c
+ *               (privsep_worker_ready).
  *               holds: sources, reserves, the control socket; never
  *               /dev/random (on kernels before 5.18 a read-only descriptor of
  *               it, for poll() alone).
@@ -63,6 +65,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "daemonize.h"
 #include "feedclient.h"
 #include "feeder.h"
 #include "log.h"
@@ -80,14 +83,15 @@
  * drop. Switching to the -D user (SETUID, SETGID, SETPCAP for the bounding
  * set), root's access to devices and files (DAC_OVERRIDE, DAC_READ_SEARCH,
  * FOWNER), handing the control socket over (CHOWN), locking the reserves
- * (IPC_LOCK), a --health-listen port below 1024 (NET_BIND_SERVICE), and
- * ending a worker of another user (KILL).
+ * (IPC_LOCK), a --health-listen port below 1024 (NET_BIND_SERVICE), the
+ * kernel log under kernel.dmesg_restrict, where clone detection reads
+ * (SYSLOG), and ending a worker of another user (KILL).
  */
 #define PRIVSEP_SUPERVISOR_CAPS (PRIVDROP_CAP(CAP_CHOWN) | PRIVDROP_CAP(CAP_DAC_OVERRIDE) | \
 	PRIVDROP_CAP(CAP_DAC_READ_SEARCH) | PRIVDROP_CAP(CAP_FOWNER) | \
 	PRIVDROP_CAP(CAP_IPC_LOCK) | PRIVDROP_CAP(CAP_KILL) | \
 	PRIVDROP_CAP(CAP_NET_BIND_SERVICE) | PRIVDROP_CAP(CAP_SETGID) | \
-	PRIVDROP_CAP(CAP_SETPCAP) | PRIVDROP_CAP(CAP_SETUID))
+	PRIVDROP_CAP(CAP_SETPCAP) | PRIVDROP_CAP(CAP_SETUID) | PRIVDROP_CAP(CAP_SYSLOG))
 /* A worker keeps nothing. */
 #define PRIVSEP_WORKER_CAPS 0
 
@@ -110,10 +114,19 @@ privsep_feeder(struct sink *sink, pid_t supervisor, int supervisor_fd)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
 	    (signal_fd = signalfd(-1, &set, SFD_CLOEXEC)) == -1)
 		fatal("feeder: signals");
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A background start waits on the worker's end of the readiness pipe,
+	 * not ours; our stderr is the starting command's until the worker's
+	 * HELLO, then /dev/null (opened now: the filter forbids it later).
+	 */
+	if (daemonize_release() &&
+	    (f.quiet_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
+		fatal("feeder: /dev/null");
 	privdrop_apply("feeder", PRIVSEP_FEEDER_CAPS);
 	/* The worker may share our user: no ptrace, no /proc/PID/mem of ours. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
@@ -172,15 +185,26 @@ privsep_split(struct sink *sink, struct pidfile *pf)
 }
 
 void
+privsep_worker_setup(const struct config *cfg)
+{
+	if (privdrop_prepared())
+		privdrop_bound_keep(PRIVSEP_WORKER_CAPS);
+	else
+		privdrop_limit("worker", PRIVSEP_WORKER_CAPS);
+}
+
+void
 privsep_worker_ready(const struct config *cfg, struct sink *sink)
 {
 	char err[256];
 
-	privdrop_apply("worker", PRIVSEP_WORKER_CAPS);
-	/* A change of user forgets the parent-death signal: ask again. */
-	if (privsep_supervisor != 0 && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
-	    getppid() != privsep_supervisor))
-		fatalc(EX_SOFTWARE, "worker: the supervisor is gone");
+	if (privdrop_prepared()) {
+		privdrop_apply("worker", PRIVSEP_WORKER_CAPS);
+		/* A change of user forgets the parent-death signal: ask again. */
+		if (privsep_supervisor != 0 && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+		    getppid() != privsep_supervisor))
+			fatalc(EX_SOFTWARE, "worker: the supervisor is gone");
+	}
 	if (cfg->drop_privileges != NULL) {
 		if (sandbox_apply(err, sizeof err) == -1)
 			fatalc(EX_OSERR, "-D: %s", err);

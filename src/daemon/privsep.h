@@ -16,6 +16,14 @@ struct pidfile;
  */
 void privsep_split(struct sink *, struct pidfile *);
 /*
+ * The worker is about to open its sources and start its threads: without
+ * -D, drop every capability now, so that no thread of it ever holds one
+ * (root keeps uid 0's owner access to root's devices); with -D, empty the
+ * bounding set for every thread to come, and keep the rest until
+ * privsep_worker_ready() switches user.
+ */
+void privsep_worker_setup(const struct config *);
+/*
  * The worker is set up (sources probed, control socket open): drop to the
  * worker's powers (no capability; with -D the user and the seccomp
  * allow-list), then, under a feeder, say HELLO. Also the drop of a daemon

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "daemonize.h"
 #include "feedproto.h"
 #include "log.h"
 #include "pidfile.h"
@@ -123,6 +124,9 @@ supervisor_spawn(struct supervisor *s)
 	s->worker = pid;
 	supervisor_tell(s, FEEDPROTO_STARTED, (uint32_t)pid, 0, sv[0]);
 	close(sv[0]);
+	/* The first worker reports a background start up; we hold no terminal. */
+	if (daemonize_release())
+		daemonize_quiet(-1);
 	return -1;
 }
 
@@ -168,7 +172,7 @@ supervisor_command(struct supervisor *s)
 			kill(s->worker, SIGKILL);
 		break;
 	case FEEDPROTO_SIGNAL:
-		if (s->worker != 0 && (f.arg0 == SIGHUP || f.arg0 == SIGUSR1))
+		if (s->worker != 0 && (f.arg0 == SIGHUP || f.arg0 == SIGUSR1 || f.arg0 == SIGUSR2))
 			kill(s->worker, (int)f.arg0);
 		break;
 	case FEEDPROTO_STOP:
@@ -190,9 +194,10 @@ supervisor_run(int feeder_fd, struct pidfile *pf)
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	/* SIGHUP and SIGUSR1 reach the worker through the feeder, not through us. */
+	/* SIGHUP, SIGUSR1 and SIGUSR2 reach the worker through the feeder, not us. */
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, &s.saved_mask) == -1 ||
 	    (s.signal_fd = signalfd(-1, &set, SFD_CLOEXEC)) == -1)
 		fatal("supervisor: signals");

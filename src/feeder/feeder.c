@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "daemonize.h"
 #include "feeder.h"
 #include "log.h"
 #include "notify.h"
@@ -33,6 +34,7 @@ feeder_init(struct feeder *f, const struct feeder_kernel_ops *ops)
 	memset(f, 0, sizeof *f);
 	f->ops = ops;
 	f->random_fd = -1;
+	f->quiet_fd = -1;
 	f->worker_fd = -1;
 }
 
@@ -64,6 +66,11 @@ feeder_do(struct feeder *f, const struct feedproto_frame *fr)
 	switch (fr->type) {
 	case FEEDPROTO_HELLO:
 		f->worker_up = f->ever_up = true;
+		if (f->quiet_fd != -1) {
+			/* The daemon is up: a background start has returned. */
+			daemonize_quiet(f->quiet_fd);
+			f->quiet_fd = -1;
+		}
 		feeder_sample_pool(f);
 		return 0;
 	case FEEDPROTO_ADD:
@@ -364,6 +371,7 @@ feeder_signal(struct feeder *f, struct feeder_loop *l, int sig)
 		feeder_log_stats(f);
 		/* FALLTHROUGH */
 	case SIGHUP:
+	case SIGUSR2:
 		/* Not before its HELLO: a worker setting up has no handler yet and would die. */
 		if (!l->stopping && f->worker_up)
 			feeder_command(l, FEEDPROTO_SIGNAL, (uint32_t)sig);

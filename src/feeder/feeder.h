@@ -47,6 +47,7 @@ struct feeder {
 	const struct feeder_kernel_ops *ops;
 	void *ops_arg;              /* for recording ops in tests */
 	int random_fd;              /* /dev/random, opened before the split */
+	int quiet_fd;               /* /dev/null for stderr once a worker is up, or -1 */
 	struct feedproto_state state; /* counters; QUERY and HELLO answers carry them */
 	uint64_t mixes, reseeds;
 	bool credited;              /* a credited feed succeeded: READY=1 was sent */
@@ -85,8 +86,8 @@ enum feeder_served {
 enum feeder_served feeder_serve(struct feeder *, int fd);
 /*
  * The feeder's loop: ask the supervisor (on supervisor_fd) for a worker,
- * serve it, restart it with backoff when it dies, pass SIGHUP and SIGUSR1
- * on and stop everything on SIGTERM or SIGINT (read from signal_fd, a
+ * serve it, restart it with backoff when it dies, pass SIGHUP, SIGUSR1 and
+ * SIGUSR2 on and stop everything on SIGTERM or SIGINT (read from signal_fd, a
  * signalfd). Returns the daemon's exit status once the supervisor has ended.
  */
 int feeder_run(struct feeder *, pid_t supervisor, int supervisor_fd, int signal_fd);

@@ -218,11 +218,17 @@ privdrop_no_new_privs(const char *who)
 }
 
 void
-privdrop_bound(void)
+privdrop_bound_keep(uint64_t keep)
 {
-	privdrop_bound_to(PRIVDROP_CAP(CAP_SYS_ADMIN), true);
+	privdrop_bound_to(keep, true);
 	privdrop_ambient("-D");
 	privdrop_no_new_privs("-D");
+}
+
+void
+privdrop_bound(void)
+{
+	privdrop_bound_keep(PRIVDROP_CAP(CAP_SYS_ADMIN));
 }
 
 /* "CAP_SYS_ADMIN only", "no capabilities", or the set in hex. */

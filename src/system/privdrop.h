@@ -26,6 +26,8 @@ int privdrop_prepare(const char *spec, char *err, size_t errlen);
  * Needs CAP_SETPCAP; any failure is fatal (exit 71).
  */
 void privdrop_bound(void);
+/* The same, keeping the capabilities in keep (PRIVDROP_CAP) instead. */
+void privdrop_bound_keep(uint64_t keep);
 /* Whether privdrop_prepare() succeeded, so a drop is due. */
 bool privdrop_prepared(void);
 /*
