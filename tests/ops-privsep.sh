@@ -23,16 +23,24 @@ command -v strace >/dev/null 2>&1 || skip_all "strace is not installed"
 no_leak_check_under_seccomp
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
-plan 32
+plan 34
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
 # child PID: the one child of PID.
 child() { cat "/proc/$1/task/$1/children" 2>/dev/null | tr -d ' '; }
+# threads_hold_nothing PID: no thread of PID holds a capability, bounding set included.
+threads_hold_nothing() {
+	for t in /proc/"$1"/task/*; do
+		for f in CapEff CapPrm CapBnd CapAmb; do
+			grep -q "^$f:[[:space:]]*0000000000000000" "$t/status" || return 1
+		done
+	done
+}
 # count PATTERN FILE: lines matching.
 count() { grep -c "$1" "$2"; }
 
-# --- 1-15: -D nobody:nogroup, three processes and what each may do -----------
+# --- 1-16: -D nobody:nogroup, three processes and what each may do -----------
 "$entropyd" -f -d -x all -n "$src" -R 1 -D nobody:nogroup --control-socket "$tmp/ctl" \
     -p "$tmp/pid" 2>"$tmp/log" &
 feeder=$!
@@ -50,6 +58,8 @@ check "worker: nobody, CapEff/CapPrm/CapBnd 0, NoNewPrivs 1, Seccomp 2 ($(field 
      test '$(field "$worker" CapBnd)' = 0000000000000000 &&
      test '$(field "$worker" CapAmb)' = 0000000000000000 &&
      test '$(field "$worker" NoNewPrivs)' = 1 && test '$(field "$worker" Seccomp)' = 2"
+check "worker: every thread, the reader threads among them, holds no capability ($(ls /proc/$worker/task | wc -l) threads)" \
+    threads_hold_nothing "$worker"
 check "feeder: nobody with CAP_SYS_ADMIN only (effective, permitted, bounding), NoNewPrivs 1, Seccomp 2" sh -c \
     "test '$(field "$feeder" Uid)' = '65534 65534 65534 65534' &&
      test '$(field "$feeder" CapEff)' = 0000000000200000 &&
@@ -125,7 +135,7 @@ check "the feeder's death ends the supervisor and the worker" sh -c \
 check "... and the supervisor removes the pidfile on its way out" test ! -e "$tmp/pid"
 show_if_failed "$tmp/log"
 
-# --- 16-22: root without -D, under strace --------------------------------------
+# --- 17-24: root without -D, under strace --------------------------------------
 strace -f -qq -e trace=ioctl -o "$tmp/trace" \
     "$entropyd" -f -d -x all -n "$src" -R 1 --control-socket "$tmp/ctl2" 2>"$tmp/log2" &
 straced=$!
@@ -138,6 +148,8 @@ check "without -D the worker keeps root's uid and no capability; the feeder CAP_
     "test '$(field "$worker" Uid)' = '0 0 0 0' && test '$(field "$worker" CapEff)' = 0000000000000000 &&
      test '$(field "$worker" CapBnd)' = 0000000000000000 && test '$(field "$worker" NoNewPrivs)' = 1 &&
      test '$(field "$feeder" CapEff)' = 0000000000200000 && test '$(field "$feeder" Seccomp)' = 2"
+check "without -D too, no thread of the worker holds a capability ($(ls /proc/$worker/task | wc -l) threads)" \
+    threads_hold_nothing "$worker"
 fed=$(count 'fed the kernel' "$tmp/log2")
 wait_for 100 sh -c "test \$(grep -c 'fed the kernel' '$tmp/log2') -gt $fed"
 kill -SEGV "$worker"
@@ -177,7 +189,7 @@ check "a clean stop of the feeder stops all three (strace's run ended 0)" sh -c 
     "grep -q 'feeder: Terminated: stopping' '$tmp/log2' && grep -q 'the worker (pid [0-9]*) exited with status 0' '$tmp/log2'"
 show_if_failed "$tmp/log2"
 
-# --- 23-25: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
+# --- 25-27: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
 if ! command -v setpriv >/dev/null 2>&1; then
 	skip "setpriv is not installed"
 	skip "setpriv is not installed"
@@ -215,7 +227,7 @@ else
 	stop "$pid"
 fi
 
-# --- 26-27: a first worker that cannot start ends the daemon with its status --
+# --- 28-29: a first worker that cannot start ends the daemon with its status --
 : >"$tmp/notadir"
 "$entropyd" -f -x all -n "$src" --control-socket "$tmp/notadir/ctl" 2>"$tmp/log4"
 rc=$?
@@ -225,7 +237,7 @@ check "a worker that cannot start: the daemon exits with its status ($rc), as wi
     "test $rc -ne 0 && test $rc -eq $rc_file && grep -q 'while starting; stopping' '$tmp/log4'"
 check "... and nothing is left running" sh -c "! grep -q 'worker restarted' '$tmp/log4'"
 
-# --- 28-32: a hostile plugin in the worker writes to the feeder's socket ------
+# --- 30-34: a hostile plugin in the worker writes to the feeder's socket ------
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 if [ ! -f "$plugin" ]; then
 	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done
