@@ -21,6 +21,9 @@ else
 fi
 command -v strace >/dev/null 2>&1 || skip_all "strace is not installed"
 no_leak_check_under_seccomp
+# The worker's allow-list needs libseccomp (the feeder's is written out).
+"$top_builddir/tests/sandbox-probe" work 2>/dev/null
+[ $? -ne 77 ] || skip_all "built without libseccomp (--with-seccomp): the worker has no filter"
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
 plan 34
@@ -29,12 +32,15 @@ plan 34
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
 # child PID: the one child of PID.
 child() { cat "/proc/$1/task/$1/children" 2>/dev/null | tr -d ' '; }
-# threads_hold_nothing PID: no thread of PID holds a capability, bounding set included.
+# threads_hold_nothing PID: no thread of PID holds a capability, bounding set
+# included, and every one is under the seccomp filter with no_new_privs.
 threads_hold_nothing() {
 	for t in /proc/"$1"/task/*; do
 		for f in CapEff CapPrm CapBnd CapAmb; do
 			grep -q "^$f:[[:space:]]*0000000000000000" "$t/status" || return 1
 		done
+		grep -q "^NoNewPrivs:[[:space:]]*1" "$t/status" &&
+		    grep -q "^Seccomp:[[:space:]]*2" "$t/status" || return 1
 	done
 }
 # count PATTERN FILE: lines matching.
@@ -58,7 +64,7 @@ check "worker: nobody, CapEff/CapPrm/CapBnd 0, NoNewPrivs 1, Seccomp 2 ($(field 
      test '$(field "$worker" CapBnd)' = 0000000000000000 &&
      test '$(field "$worker" CapAmb)' = 0000000000000000 &&
      test '$(field "$worker" NoNewPrivs)' = 1 && test '$(field "$worker" Seccomp)' = 2"
-check "worker: every thread, the reader threads among them, holds no capability ($(ls /proc/$worker/task | wc -l) threads)" \
+check "worker: every thread, the reader threads among them, holds no capability, NoNewPrivs 1, Seccomp 2 ($(ls /proc/$worker/task | wc -l) threads)" \
     threads_hold_nothing "$worker"
 check "feeder: nobody with CAP_SYS_ADMIN only (effective, permitted, bounding), NoNewPrivs 1, Seccomp 2" sh -c \
     "test '$(field "$feeder" Uid)' = '65534 65534 65534 65534' &&
@@ -144,11 +150,15 @@ wait_for 200 grep -q "first feed" "$tmp/log2"
 feeder=$(sed -n 's/.*feeder: pid \([0-9]*\) holds.*/\1/p' "$tmp/log2")
 supervisor=$(child "$feeder")
 worker=$(child "$supervisor")
-check "without -D the worker keeps root's uid and no capability; the feeder CAP_SYS_ADMIN alone" sh -c \
+check "without -D the worker keeps root's uid, no capability, NoNewPrivs 1, Seccomp 2 ($(field "$worker" CapEff) $(field "$worker" NoNewPrivs) $(field "$worker" Seccomp)); the feeder CAP_SYS_ADMIN alone" sh -c \
     "test '$(field "$worker" Uid)' = '0 0 0 0' && test '$(field "$worker" CapEff)' = 0000000000000000 &&
+     test '$(field "$worker" CapPrm)' = 0000000000000000 &&
      test '$(field "$worker" CapBnd)' = 0000000000000000 && test '$(field "$worker" NoNewPrivs)' = 1 &&
-     test '$(field "$feeder" CapEff)' = 0000000000200000 && test '$(field "$feeder" Seccomp)' = 2"
-check "without -D too, no thread of the worker holds a capability ($(ls /proc/$worker/task | wc -l) threads)" \
+     test '$(field "$worker" Seccomp)' = 2 &&
+     test '$(field "$feeder" CapEff)' = 0000000000200000 &&
+     test '$(field "$feeder" CapPrm)' = 0000000000200000 &&
+     test '$(field "$feeder" CapBnd)' = 0000000000200000 && test '$(field "$feeder" Seccomp)' = 2"
+check "without -D too, no thread of the worker holds a capability, each under the filter ($(ls /proc/$worker/task | wc -l) threads)" \
     threads_hold_nothing "$worker"
 fed=$(count 'fed the kernel' "$tmp/log2")
 wait_for 100 sh -c "test \$(grep -c 'fed the kernel' '$tmp/log2') -gt $fed"
@@ -218,11 +228,11 @@ else
 	    "test '$(field "$pid" CapEff)' = 0000000000200000 &&
 	     test '$(field "$supervisor" CapEff)' = 0000000000000000 &&
 	     test '$(field "$supervisor" CapAmb)' = 0000000000000000"
-	check "systemd's way: the worker holds no capability, ambient included ($(field "$worker" CapEff), $(field "$worker" CapAmb))" sh -c \
+	check "systemd's way: the worker holds no capability, ambient included ($(field "$worker" CapEff), $(field "$worker" CapAmb)), Seccomp 2" sh -c \
 	    "test '$(field "$worker" CapEff)' = 0000000000000000 &&
 	     test '$(field "$worker" CapPrm)' = 0000000000000000 &&
 	     test '$(field "$worker" CapAmb)' = 0000000000000000 &&
-	     test '$(field "$worker" NoNewPrivs)' = 1"
+	     test '$(field "$worker" NoNewPrivs)' = 1 && test '$(field "$worker" Seccomp)' = 2"
 	show_if_failed "$tmp/log3"
 	stop "$pid"
 fi

@@ -29,7 +29,8 @@
  *               without -D: drops every capability before it opens a source
  *               or starts a thread (privsep_worker_setup), so no thread of
  *               it ever holds one; it keeps its user (as root, uid 0's owner
- *               access to root's device nodes) and no_new_privs;
+ *               access to root's device nodes) and no_new_privs; once set
+ *               up, the seccomp allow-list of src/system/sandbox.c;
  *               with -D: opens its sources with those powers, then switches
  *               to the user and its groups, no capability at all in any
  *               thread, the seccomp allow-list of src/system/sandbox.c
@@ -41,7 +42,8 @@
  *               feeder (src/daemon/feedclient.c).
  *
  * With a file, FIFO or stdout sink, or -t, there is no feeder: the daemon is
- * one process, the worker alone, dropping as above.
+ * one process, the worker alone, dropping as above (the seccomp allow-list
+ * only with -D).
  *
  * Why three: seccomp filters are inherited and can only narrow, so the
  * feeder, once confined to its exact list, can neither fork a worker nor
@@ -205,9 +207,14 @@ privsep_worker_ready(const struct config *cfg, struct sink *sink)
 		    getppid() != privsep_supervisor))
 			fatalc(EX_SOFTWARE, "worker: the supervisor is gone");
 	}
-	if (cfg->drop_privileges != NULL) {
+	/*
+	 * Under a feeder the worker is always confined (as root too: it keeps
+	 * uid 0's file access, not its system calls); alone, with -D.
+	 */
+	if (cfg->drop_privileges != NULL || sink->feeder != NULL) {
 		if (sandbox_apply(err, sizeof err) == -1)
-			fatalc(EX_OSERR, "-D: %s", err);
+			fatalc(EX_OSERR, "%s: %s", cfg->drop_privileges != NULL ? "-D" : "worker",
+			    err);
 		if (sandbox_available())
 			log_info("worker: system calls confined to the seccomp allow-list");
 	}

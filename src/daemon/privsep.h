@@ -25,8 +25,8 @@ void privsep_split(struct sink *, struct pidfile *);
 void privsep_worker_setup(const struct config *);
 /*
  * The worker is set up (sources probed, control socket open): drop to the
- * worker's powers (no capability; with -D the user and the seccomp
- * allow-list), then, under a feeder, say HELLO. Also the drop of a daemon
+ * worker's powers (no capability; with -D the user; under a feeder or with
+ * -D the seccomp allow-list), then, under a feeder, say HELLO. Also the drop of a daemon
  * that has no feeder (file, FIFO and stdout sinks, -t).
  */
 void privsep_worker_ready(const struct config *, struct sink *);
