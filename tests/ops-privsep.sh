@@ -26,7 +26,7 @@ no_leak_check_under_seccomp
 [ $? -ne 77 ] || skip_all "built without libseccomp (--with-seccomp): the worker has no filter"
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
-plan 34
+plan 37
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
@@ -199,29 +199,37 @@ check "a clean stop of the feeder stops all three (strace's run ended 0)" sh -c 
     "grep -q 'feeder: Terminated: stopping' '$tmp/log2' && grep -q 'the worker (pid [0-9]*) exited with status 0' '$tmp/log2'"
 show_if_failed "$tmp/log2"
 
-# --- 25-27: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
+# --- 25-30: as systemd runs it: an unprivileged user with CAP_SYS_ADMIN ambient --
+# (and, as the unit's drop-in for clone detection adds, CAP_SYSLOG), on a
+# machine whose sysfs shows a generation ID device bound to vmgenid, so that
+# the worker opens the kernel log at start.
+skip_unit() { for i in 1 2 3 4 5 6; do skip "$1"; done; }
 if ! command -v setpriv >/dev/null 2>&1; then
-	skip "setpriv is not installed"
-	skip "setpriv is not installed"
-	skip "setpriv is not installed"
+	skip_unit "setpriv is not installed"
 elif [ "$src" != rdseed ] &&
     ! "$entropyd" -l 2>/dev/null | awk '$1 == "rdseed" && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
-	skip "as an unprivileged user only RDSEED can be read without a device (none here)"
-	skip "as an unprivileged user only RDSEED can be read without a device (none here)"
-	skip "as an unprivileged user only RDSEED can be read without a device (none here)"
+	skip_unit "as an unprivileged user only RDSEED can be read without a device (none here)"
 else
 	chmod 755 "$tmp"
 	cp "$entropyd" "$tmp/entropyd" && chmod 755 "$tmp/entropyd"
 	mkdir "$tmp/unit" && chown 65534:65534 "$tmp/unit"
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,+sys_admin \
-	    --ambient-caps=-all,+sys_admin --bounding-set=-all,+sys_admin \
-	    "$tmp/entropyd" -f -d -x all -n rdseed --control-socket "$tmp/unit/ctl" \
-	    2>"$tmp/log3" &
-	pid=$!
-	track $pid
-	wait_for 200 grep -q "first feed" "$tmp/log3"
-	supervisor=$(child "$pid")
-	worker=$(child "$supervisor")
+	mkdir -p "$tmp/sys/bus/acpi/devices/VMGENCTR:00" "$tmp/sys/bus/platform/drivers/vmgenid"
+	ln -s ../../../../devices/platform/VMGENCTR:00 \
+	    "$tmp/sys/bus/platform/drivers/vmgenid/VMGENCTR:00"
+	chmod -R a+rX "$tmp/sys"
+	# as_unit LOG CAPS: the daemon as the unit runs it, with ambient CAPS.
+	as_unit() {
+		ENTROPYD_SYSFS_ROOT=$tmp/sys setpriv --reuid=65534 --regid=65534 --clear-groups \
+		    --inh-caps=-all,"$2" --ambient-caps=-all,"$2" --bounding-set=-all,"$2" \
+		    "$tmp/entropyd" -f -d -x all -n rdseed --control-socket "$tmp/unit/ctl" \
+		    2>"$1" &
+		pid=$!
+		track $pid
+		wait_for 200 grep -q "first feed" "$1"
+		supervisor=$(child "$pid")
+		worker=$(child "$supervisor")
+	}
+	as_unit "$tmp/log3" +sys_admin
 	check "systemd's way: the kernel is credited (first feed)" \
 	    grep -q "first feed: [1-9][0-9]* bits credited" "$tmp/log3"
 	check "systemd's way: the feeder keeps CAP_SYS_ADMIN ($(field "$pid" CapEff)), the supervisor nothing ($(field "$supervisor" CapEff))" sh -c \
@@ -235,9 +243,31 @@ else
 	     test '$(field "$worker" NoNewPrivs)' = 1 && test '$(field "$worker" Seccomp)' = 2"
 	show_if_failed "$tmp/log3"
 	stop "$pid"
+	if [ "$(cat /proc/sys/kernel/dmesg_restrict 2>/dev/null)" = 1 ]; then
+		check "the unit as installed: under dmesg_restrict the worker cannot open the kernel log (clone detection not armed)" \
+		    grep -q "clone detection: not armed: .*/dev/kmsg: Operation not permitted" "$tmp/log3"
+	else
+		skip "kernel.dmesg_restrict is 0: anyone may read the kernel log"
+	fi
+	as_unit "$tmp/log6" +sys_admin,+syslog
+	check "with the drop-in's CAP_SYSLOG: clone detection armed, the worker holds /dev/kmsg" sh -c \
+	    "grep -q 'clone detection: armed: .*watching the kernel log' '$tmp/log6' &&
+	     ls -l /proc/$worker/fd/ | grep -q ' /dev/kmsg\$'"
+	check "with the drop-in's CAP_SYSLOG: the supervisor keeps it alone ($(field "$supervisor" CapEff)), the feeder CAP_SYS_ADMIN alone ($(field "$pid" CapEff)), the worker nothing ($(field "$worker" CapEff)); bounding sets stay as systemd set them (only CAP_SETPCAP could shrink them)" sh -c \
+	    "test '$(field "$supervisor" CapEff)' = 0000000400000000 &&
+	     test '$(field "$pid" CapEff)' = 0000000000200000 &&
+	     test '$(field "$pid" CapPrm)' = 0000000000200000 &&
+	     test '$(field "$pid" CapAmb)' = 0000000000000000 &&
+	     test '$(field "$supervisor" CapPrm)' = 0000000400000000 &&
+	     test '$(field "$worker" CapEff)' = 0000000000000000 &&
+	     test '$(field "$worker" CapPrm)' = 0000000000000000 &&
+	     test '$(field "$worker" CapAmb)' = 0000000000000000 &&
+	     test '$(field "$worker" Seccomp)' = 2"
+	show_if_failed "$tmp/log6"
+	stop "$pid"
 fi
 
-# --- 28-29: a first worker that cannot start ends the daemon with its status --
+# --- 31-32: a first worker that cannot start ends the daemon with its status --
 : >"$tmp/notadir"
 "$entropyd" -f -x all -n "$src" --control-socket "$tmp/notadir/ctl" 2>"$tmp/log4"
 rc=$?
@@ -247,7 +277,7 @@ check "a worker that cannot start: the daemon exits with its status ($rc), as wi
     "test $rc -ne 0 && test $rc -eq $rc_file && grep -q 'while starting; stopping' '$tmp/log4'"
 check "... and nothing is left running" sh -c "! grep -q 'worker restarted' '$tmp/log4'"
 
-# --- 30-34: a hostile plugin in the worker writes to the feeder's socket ------
+# --- 33-37: a hostile plugin in the worker writes to the feeder's socket ------
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 if [ ! -f "$plugin" ]; then
 	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done
