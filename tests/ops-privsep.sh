@@ -26,7 +26,7 @@ no_leak_check_under_seccomp
 [ $? -ne 77 ] || skip_all "built without libseccomp (--with-seccomp): the worker has no filter"
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
-plan 37
+plan 39
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
@@ -277,7 +277,29 @@ check "a worker that cannot start: the daemon exits with its status ($rc), as wi
     "test $rc -ne 0 && test $rc -eq $rc_file && grep -q 'while starting; stopping' '$tmp/log4'"
 check "... and nothing is left running" sh -c "! grep -q 'worker restarted' '$tmp/log4'"
 
-# --- 33-37: a hostile plugin in the worker writes to the feeder's socket ------
+# --- 33-34: nothing credited, no feeder: one process, and it still works -----
+"$entropyd" -f -x all -n "$src" -o "$tmp/out7" --control-socket "$tmp/ctl7" 2>"$tmp/log7" &
+pid=$!
+track $pid
+wait_for 200 sh -c "test \$(stat -c %s '$tmp/out7' 2>/dev/null || echo 0) -gt 4096"
+check "a file sink: no feeder, no child process, output written ($(stat -c %s "$tmp/out7" 2>/dev/null) bytes), no capability" sh -c \
+    "test -z '$(child "$pid")' && ! grep -q 'feeder:' '$tmp/log7' &&
+     test \$(stat -c %s '$tmp/out7') -gt 4096 && test '$(field "$pid" CapEff)' = 0000000000000000 &&
+     test '$(field "$pid" NoNewPrivs)' = 1"
+stop "$pid"
+show_if_failed "$tmp/log7"
+"$entropyd" -t -x all -n "$src" --control-socket "$tmp/ctl8" 2>"$tmp/log8" &
+pid=$!
+track $pid
+wait_for 300 grep -q "rate: $src [0-9.]* kB/s (running)" "$tmp/log8"
+check "-t: no feeder, no child process, rates reported, nothing written to the kernel" sh -c \
+    "test -z '$(child "$pid")' && ! grep -q 'feeder:\|first feed' '$tmp/log8' &&
+     grep -q 'test mode: nothing is written to the kernel' '$tmp/log8' &&
+     grep -q 'rate: $src [0-9.]* kB/s (running)' '$tmp/log8'"
+stop "$pid"
+show_if_failed "$tmp/log8"
+
+# --- 35-39: a hostile plugin in the worker writes to the feeder's socket ------
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 if [ ! -f "$plugin" ]; then
 	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done
