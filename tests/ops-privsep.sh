@@ -26,7 +26,7 @@ no_leak_check_under_seccomp
 [ $? -ne 77 ] || skip_all "built without libseccomp (--with-seccomp): the worker has no filter"
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
-plan 39
+plan 41
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
@@ -88,10 +88,15 @@ check "the feeder is not dumpable (/proc/$feeder/fd is root's, its user's is 655
     "test \"\$(stat -c %u /proc/$feeder/fd)\" = 0 && test \"\$(stat -c %u /proc/$feeder)\" = 65534"
 kill -HUP "$feeder"
 kill -USR1 "$feeder"
-wait_for 50 grep -q "sink /dev/random (kernel)" "$tmp/log"
-check "SIGHUP and SIGUSR1 to the feeder reach the worker; SIGUSR1 also reports the feeder" sh -c \
-    "grep -q 'SIGHUP: re-probing' '$tmp/log' && grep -q 'sink /dev/random (kernel): ' '$tmp/log' &&
-     grep -q 'feeder: [0-9]* bits credited in [0-9]* feeds' '$tmp/log'"
+# relayed: the worker re-probed and reported, and the feeder reported.
+relayed() {
+	grep -q 'SIGHUP: re-probing' "$1" && grep -q 'sink /dev/random (kernel): ' "$1" &&
+	    grep -q 'feeder: [0-9]* bits credited in [0-9]* feeds' "$1"
+}
+wait_for 200 relayed "$tmp/log"
+check "SIGHUP and SIGUSR1 to the feeder reach the worker; SIGUSR1 also reports the feeder" \
+    relayed "$tmp/log"
+show_if_failed "$tmp/log"
 kill -USR2 "$feeder"
 wait_for 100 grep -q "VM generation change: .*reseeded" "$tmp/log"
 check "SIGUSR2 to the feeder reaches the worker: a refill, fed and reseeded through the feeder" \
@@ -299,7 +304,38 @@ check "-t: no feeder, no child process, rates reported, nothing written to the k
 stop "$pid"
 show_if_failed "$tmp/log8"
 
-# --- 35-39: a hostile plugin in the worker writes to the feeder's socket ------
+# --- 35-36: libseccomp missing at run time (hidden in a private mount namespace)
+seclib=$(ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libseccomp\.so\.2 .* => //p' | head -n 1)
+if ! command -v unshare >/dev/null 2>&1 || [ -z "$seclib" ]; then
+	skip "unshare or the libseccomp.so.2 the daemon loads is missing"
+	skip "unshare or the libseccomp.so.2 the daemon loads is missing"
+else
+	seclib=$(readlink -f "$seclib")
+	# hidden ARGS...: the daemon with libseccomp.so.2 an empty file.
+	hidden() { unshare -m --propagation private sh -c 'mount --bind /dev/null "$0" && exec "$@"' \
+	    "$seclib" "$entropyd" "$@"; }
+	hidden -f -d -x all -n "$src" --control-socket "$tmp/ctl9" 2>"$tmp/log9" &
+	pid=$!
+	track $pid
+	wait_for 200 grep -q "first feed" "$tmp/log9"
+	feeder=$(sed -n 's/.*feeder: pid \([0-9]*\) holds.*/\1/p' "$tmp/log9")
+	worker=$(child "$(child "$feeder")")
+	check "without -D a missing libseccomp is a warning: the worker runs with no capability (CapEff $(field "$worker" CapEff), Seccomp $(field "$worker" Seccomp)), the kernel is fed" sh -c \
+	    "grep -q 'worker: seccomp: .*running without the system-call allow-list' '$tmp/log9' &&
+	     grep -q 'first feed: [1-9][0-9]* bits credited' '$tmp/log9' &&
+	     test '$(field "$worker" CapEff)' = 0000000000000000 && test '$(field "$worker" Seccomp)' = 0 &&
+	     test '$(field "$feeder" Seccomp)' = 2"
+	show_if_failed "$tmp/log9"
+	stop "$pid"
+	hidden -f -d -x all -n "$src" -D nobody:nogroup --control-socket "$tmp/ctl10" \
+	    2>"$tmp/log10"
+	rc=$?
+	check "with -D, which asks for the allow-list, it is fatal: exit $rc (71)" sh -c \
+	    "test $rc -eq 71 && grep -q -- '-D: seccomp: ' '$tmp/log10'"
+	show_if_failed "$tmp/log10"
+fi
+
+# --- 37-41: a hostile plugin in the worker writes to the feeder's socket ------
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 if [ ! -f "$plugin" ]; then
 	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done

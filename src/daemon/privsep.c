@@ -199,6 +199,7 @@ void
 privsep_worker_ready(const struct config *cfg, struct sink *sink)
 {
 	char err[256];
+	int rc;
 
 	if (privdrop_prepared()) {
 		privdrop_apply("worker", PRIVSEP_WORKER_CAPS);
@@ -212,10 +213,15 @@ privsep_worker_ready(const struct config *cfg, struct sink *sink)
 	 * uid 0's file access, not its system calls); alone, with -D.
 	 */
 	if (cfg->drop_privileges != NULL || sink->feeder != NULL) {
-		if (sandbox_apply(err, sizeof err) == -1)
+		rc = sandbox_apply(err, sizeof err);
+		/* -D asked for the sandbox; without it a missing libseccomp is a warning. */
+		if (rc == -1 || (rc == 1 && cfg->drop_privileges != NULL))
 			fatalc(EX_OSERR, "%s: %s", cfg->drop_privileges != NULL ? "-D" : "worker",
 			    err);
-		if (sandbox_available())
+		if (rc == 1)
+			log_warnx("worker: %s; running without the system-call allow-list "
+			    "(and still without any capability)", err);
+		else if (sandbox_available())
 			log_info("worker: system calls confined to the seccomp allow-list");
 	}
 	if (sink->feeder != NULL &&

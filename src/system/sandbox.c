@@ -174,8 +174,14 @@ sandbox_apply(char *err, size_t errlen)
 	int rc;
 
 	/* First: once the allow-list is in, seccomp() itself is refused. */
-	if (sandbox_narrow(err, errlen) == -1)
+	if (sandbox_narrow(err, errlen) == -1) {
+		/* Nothing was loaded when the library itself is missing. */
+		if (sandbox_dl_error()[0] != '\0') {
+			snprintf(err, errlen, "seccomp: %s", sandbox_dl_error());
+			return 1;
+		}
 		return -1;
+	}
 	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM))) == NULL) {
 		snprintf(err, errlen, "seccomp: cannot set up a filter");
 		return -1;
