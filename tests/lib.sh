@@ -74,8 +74,12 @@ gone() {
 	kill -0 "$1" 2>/dev/null || return 0
 	[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
 }
-# Whether this is a --enable-sanitizers build (ASan and UBSan).
-sanitized() { [ "${ENTROPYD_SANITIZED:-}" = 1 ]; }
+# Whether the daemon is built with ASan (and UBSan): --enable-sanitizers
+# says so; a build given -fsanitize=address in CFLAGS is recognised by the
+# runtime linked into the daemon.
+sanitized() {
+	[ "${ENTROPYD_SANITIZED:-}" = 1 ] || grep -q __asan_init "$top_builddir/entropyd" 2>/dev/null
+}
 # Add sanitizer option $1 (name=value) to ASAN_OPTIONS for what runs next.
 asan_option() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$1"
