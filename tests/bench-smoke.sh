@@ -12,8 +12,8 @@ rc=$?
 check "the bench script exits 0 (exit $rc)" test "$rc" -eq 0
 missing=""
 for f in fips fips-counts condition pipeline pipeline-norepeat repeat-cost repeat-cpu \
-    plugin-pipeline plugin-idle-wakeups plugin-pss \
-    estimate startup idle-wakeups idle-cpu idle-rss clone-refill uevent-wakeups; do
+    pipeline-kernel plugin-pipeline plugin-idle-wakeups plugin-pss estimate startup \
+    idle-wakeups idle-cpu idle-rss idle-pss clone-refill uevent-wakeups; do
 	grep -q "^$f " "$tmp/out" || missing="$missing $f"
 done
 check "every figure has its line${missing:+ (missing:$missing)}" test -z "$missing"

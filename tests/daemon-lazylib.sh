@@ -1,6 +1,7 @@
 #!/bin/sh
 # Optional libraries are mapped only when what needs them runs: libasound
-# when the audio source is probed, libseccomp when -D applies the sandbox,
+# when the audio source is probed, libseccomp when the worker applies the
+# sandbox (with -D, or under a feeder),
 # libusb when the usb source finds a USB bus to look on.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd

@@ -17,8 +17,9 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 mkfifo "$tmp/ctl"
 # The fake runs under umockdev's preload too: it builds each uevent with
 # libudev, which must find the device in the testbed, not in the real /sys.
-LD_PRELOAD=libumockdev-preload.so.0${LD_PRELOAD:+:$LD_PRELOAD} \
-    "$fake" "$tmp/dir" "$tmp/ctl" 2>"$tmp/fake.err" &
+# Its files are open to all (umask 0): rows 19-20 run the daemon as nobody.
+(umask 0; LD_PRELOAD=libumockdev-preload.so.0${LD_PRELOAD:+:$LD_PRELOAD} \
+    exec "$fake" "$tmp/dir" "$tmp/ctl" 2>"$tmp/fake.err") &
 fakepid=$!
 track $fakepid
 wait_for 100 test -s "$tmp/dir" || { not_ok "the fake ChaosKey starts"; finish; }
@@ -166,6 +167,33 @@ check "a transfer hanging at SIGTERM: its reader is left behind, said once" sh -
     "test \$(grep -c '$key: reader stuck in read()' '$tmp/wedge.err') -eq 1"
 check "... and the daemon exits 0 (status $rc)" test "$rc" -eq 0
 show_if_failed "$tmp/wedge.err"
+
+# 21-22: with -D the worker (nobody, no capability, its seccomp list) still
+# takes a key plugged in after its drop, and reads it from a new thread.
+control good
+if [ "$(id -u)" -ne 0 ] || ! getent passwd nobody >/dev/null || ! getent group nogroup >/dev/null
+then
+	skip "-D needs root and the user nobody, group nogroup"
+	skip "-D needs root and the user nobody, group nogroup"
+else
+	chmod -R a+rwX "$UMOCKDEV_DIR"
+	chmod a+rx "$tmp"
+	no_leak_check_under_seccomp
+	"$entropyd" -f -d -D nobody:nogroup -x all -n usb -o /dev/null \
+	    --control-socket "$tmp/sockd" 2>"$tmp/drop.err" &
+	pid=$!
+	track $pid
+	wait_for 100 grep -q "worker: running as nobody:nogroup" "$tmp/drop.err"
+	control "add 3"
+	wait_for 100 grep -q "usb:chaoskey-1-3: reading /dev/bus/usb/001/003" "$tmp/drop.err"
+	check "-D: a key plugged in after the drop becomes an instance and is read" sh -c \
+	    "sed -n '/worker: running as nobody/,\$p' '$tmp/drop.err' |
+	     grep -q 'usb:chaoskey-1-3: reading /dev/bus/usb/001/003'"
+	check "-D: ... by a worker without capabilities (CapEff $(sed -n 's/^CapEff:[[:space:]]*//p' /proc/$pid/status))" \
+	    grep -q '^CapEff:[[:space:]]*0000000000000000' "/proc/$pid/status"
+	stop "$pid"
+	control "remove 3"
+fi
 echo quit >"$tmp/ctl"
 [ "$tap_failed" = 0 ] || { diag_file "$tmp/raw.err"; diag "daemon:"; cat "$tmp/run.err" "$tmp/hot.err" | grep -v "fed the" | tail -n 25 | while read -r l; do diag "$l"; done; diag "fake:"; tail -n 10 "$tmp/fake.err" | while read -r l; do diag "$l"; done; }
 finish

@@ -53,6 +53,13 @@ for lib in $({ ldd "$entropyd"; ldd "$entropyctl"; } |
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
+# libseccomp is loaded on first use (the worker's allow-list), not linked:
+# the guest has it as an installed package would.
+seclib=$(ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libseccomp\.so\.2 .* => //p' | head -n 1)
+if [ -n "$seclib" ]; then
+	mkdir -p "$root$(dirname "$seclib")"
+	cp -L "$seclib" "$root$seclib"
+fi
 cp "$top_srcdir/tests/vmgenid-marks.sh" "$root/data/"
 head -c 250004 /dev/urandom >"$root/data/marks.data"
 cat >"$root/init" <<'EOF'

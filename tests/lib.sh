@@ -85,8 +85,12 @@ gone() {
 # size_at_least FILE BYTES: whether FILE (missing: 0 bytes) holds at least
 # BYTES; for wait_for, as it reads the size afresh each time.
 size_at_least() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
-# Whether this is a --enable-sanitizers build (ASan and UBSan).
-sanitized() { [ "${ENTROPYD_SANITIZED:-}" = 1 ]; }
+# Whether the daemon is built with ASan (and UBSan): --enable-sanitizers
+# says so; a build given -fsanitize=address in CFLAGS is recognised by the
+# runtime linked into the daemon.
+sanitized() {
+	[ "${ENTROPYD_SANITIZED:-}" = 1 ] || grep -q __asan_init "$top_builddir/entropyd" 2>/dev/null
+}
 # bound TENTHS: a bound on how fast the daemon does something itself (exit
 # on SIGTERM, say) in tenths of a second, for wait_for: as given, or three
 # times that where the daemon runs under AddressSanitizer, whose exit adds
@@ -100,9 +104,9 @@ asan_option() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$1"
 	export ASAN_OPTIONS
 }
-# LeakSanitizer stops the world with ptrace, which the seccomp filter (-D)
-# refuses: a sanitized daemon under the filter runs without the leak check
-# (every other daemon test keeps it).
+# LeakSanitizer stops the world with ptrace, which the seccomp filters (the
+# worker's with -D, the kernel sink's feeder always) refuse: a sanitized daemon
+# under a filter runs without the leak check (every other daemon test keeps it).
 no_leak_check_under_seccomp() { if sanitized; then asan_option detect_leaks=0; fi; }
 # run_entropyd ARGS... &: the daemon in the background, under
 # $ENTROPYD_WRAPPER when set (e.g. ENTROPYD_WRAPPER="valgrind

@@ -164,6 +164,8 @@ EOT
 	rc=$?
 	pid=$(cat "$PIDFILE" 2>/dev/null)
 	[ -n "$pid" ] && track "$pid"
+	# The daemon drops once its sources and socket are open, after the start returns.
+	wait_for 100 sh -c "awk '/^Uid:/ { print \$2 }' /proc/$pid/status | grep -qx $(id -u nobody)"
 	uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
 	check "DAEMON_USER=nobody:nogroup: the daemon runs as uid $uid" sh -c \
 	    "test $rc -eq 0 && test '$uid' = '$(id -u nobody)'"

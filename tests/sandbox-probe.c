@@ -5,12 +5,24 @@
  *          the clock): exit 0 when all of it works
  *   inet   an IPv4 socket: exit 0 when refused with EPERM
  *   exec   execve: the process must die of SIGSYS
+ *   random RNDADDENTROPY on /dev/random: the process must die of SIGSYS
+ *   fork   a new process: exit 0 when refused with EPERM
+ *   wx     memory both writable and executable, or made executable:
+ *          exit 0 when both are refused with EPERM
+ *   kill   a signal to another process (the parent): exit 0 when refused
  * Exit 77 when built without libseccomp, 2 when something else went wrong.
  */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <linux/random.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +66,21 @@ probe_work(void)
 	return 0;
 }
 
+/* Writable and executable memory, both ways: 0 when both were refused. */
+static int
+probe_wx(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p != MAP_FAILED || errno != EPERM)
+		return 1;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	return mprotect(p, 4096, PROT_READ | PROT_EXEC) == -1 && errno == EPERM ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -74,6 +101,28 @@ main(int argc, char **argv)
 		s = socket(AF_INET, SOCK_STREAM, 0);
 		return s == -1 && errno == EPERM ? 0 : 1;
 	}
+	if (strcmp(argv[1], "random") == 0) {
+		struct rand_pool_info none = { 0, 0 };
+		int fd = open("/dev/random", O_RDONLY);
+
+		if (fd == -1)
+			return 2;
+		ioctl(fd, RNDADDENTROPY, &none);
+		return 1; /* not killed */
+	}
+	if (strcmp(argv[1], "fork") == 0) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		return pid == -1 && errno == EPERM ? 0 : 1;
+	}
+	if (strcmp(argv[1], "wx") == 0)
+		return probe_wx();
+	if (strcmp(argv[1], "kill") == 0)
+		return kill(getppid(), 0) == -1 && errno == EPERM ? 0 : 1;
 	if (strcmp(argv[1], "exec") == 0) {
 		char *args[] = { "true", NULL };
 

@@ -22,6 +22,7 @@
 #include "plugin.h"
 #include "pluginhost.h"
 #include "privdrop.h"
+#include "privsep.h"
 #include "reader.h"
 #include "registry.h"
 #include "report.h"
@@ -862,9 +863,9 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	vmgenid_start(engine.base, engine_vm_changed);
 	registry_set_hooks(&hooks);
+	privsep_worker_setup(cfg);
 	engine_probe_all();
-	if (cfg->drop_privileges != NULL)
-		privdrop_apply();
+	privsep_worker_ready(cfg, sink);
 	engine_notify_status();
 	/* Sources probed, control socket listening, privileges dropped: -b may return. */
 	daemonize_ready();

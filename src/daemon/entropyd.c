@@ -15,6 +15,7 @@
 #include "pidfile.h"
 #include "plugin.h"
 #include "privdrop.h"
+#include "privsep.h"
 #include "registry.h"
 #include "sink.h"
 #include "vmgenid.h"
@@ -108,6 +109,9 @@ main(int argc, char **argv)
 	}
 	log_info("entropyd %s started; sink %s (%s)", PACKAGE_VERSION, sink.path,
 	    sink_kind_name(sink.kind));
+	/* The kernel sink: a privileged feeder, and from here on a worker without privilege. */
+	if (sink.kind == SINK_KERNEL)
+		privsep_split(&sink, &pidfile);
 	rc = engine_run(&cfg, &sink);
 	notify_close();
 out_sink:

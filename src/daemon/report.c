@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <sys/wait.h>
+
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "feedclient.h"
 #include "log.h"
 #include "pluginhost.h"
 #include "registry.h"
@@ -446,6 +449,47 @@ report_instance_healthy(const struct entropyd_instance *inst, const struct sink 
 	    (s->kind != SINK_KERNEL || pipeline_credited(&inst->pipe));
 }
 
+/*
+ * The feeder's checks, asked of it: worker:restarts (passing; the output
+ * says how the last worker ended) and feeder:refusedFrames (a warning once
+ * any frame was refused). Whether one warns.
+ */
+static bool
+report_feeder_checks(json_t *checks, struct feedclient *feeder, const struct report_clock *c)
+{
+	struct feedproto_state st;
+	char last[128] = "", refused[160];
+	uint64_t total = 0;
+	int r, st_exit;
+
+	if (feedclient_query(feeder, &st) == -1)
+		return false;
+	st_exit = (int)st.last_exit;
+	if (st.worker_exits > 0 && WIFSIGNALED(st_exit))
+		snprintf(last, sizeof last, "the last worker to end was killed by signal %d (%s)",
+		    WTERMSIG(st_exit), strsignal(WTERMSIG(st_exit)));
+	else if (st.worker_exits > 0)
+		snprintf(last, sizeof last, "the last worker to end exited with status %d",
+		    WEXITSTATUS(st_exit));
+	report_add_check(checks, "worker", "restarts", report_check("worker", "process",
+	    json_integer(st.worker_restarts), "restarts", REPORT_PASS, report_time(c, c->now_ns),
+	    NULL));
+	if (last[0] != '\0')
+		json_object_set_new(json_array_get(json_object_get(checks, "worker:restarts"), 0),
+		    "output", json_string(last));
+	for (r = FEEDPROTO_MALFORMED; r < FEEDPROTO_NREFUSALS; r++)
+		total += st.refused[r];
+	snprintf(refused, sizeof refused, "malformed %" PRIu32 ", unknown type %" PRIu32
+	    ", oversized %" PRIu32 ", credit above 8 bits a byte %" PRIu32 ", flood %" PRIu32,
+	    st.refused[FEEDPROTO_MALFORMED], st.refused[FEEDPROTO_UNKNOWN_TYPE],
+	    st.refused[FEEDPROTO_OVERSIZED], st.refused[FEEDPROTO_CREDIT],
+	    st.refused[FEEDPROTO_FLOOD]);
+	report_add_check(checks, "feeder", "refusedFrames", report_check("feeder", "process",
+	    report_count(total), "frames", total > 0 ? REPORT_WARN : REPORT_PASS,
+	    report_time(c, c->now_ns), refused));
+	return total > 0;
+}
+
 json_t *
 report_health(const struct sink *s, const struct report_clock *c, enum report_status *status)
 {
@@ -486,6 +530,11 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	if (report_clone_check(checks, c) != REPORT_PASS)
 		overall = REPORT_WARN;
 	report_health_times(checks, s, c);
+	if (s->feeder != NULL && report_feeder_checks(checks, s->feeder, c) &&
+	    overall == REPORT_PASS) {
+		overall = REPORT_WARN;
+		why = "the feeder refused frames from a worker";
+	}
 	if (healthy == 0) {
 		overall = REPORT_FAIL;
 		why = total == 0 ? "no entropy source found" : s->kind == SINK_KERNEL ?
@@ -794,6 +843,34 @@ report_metric_times(struct evbuffer *buf, const struct sink *s)
 	evbuffer_add_printf(buf, "entropyd_reseed_interval_seconds %u\n", s->reseed_interval_s);
 }
 
+/* The feeder's counters, asked of it: they outlive the worker that renders them. */
+static void
+report_feeder_metrics(struct evbuffer *buf, struct feedclient *feeder)
+{
+	struct feedproto_state st;
+	int r;
+
+	if (feedclient_query(feeder, &st) == -1)
+		return;
+	report_family(buf, "worker_restarts_total", "counter",
+	    "Workers started again after one ended (a crash, a kill, a refused frame).");
+	evbuffer_add_printf(buf, "entropyd_worker_restarts_total %" PRIu32 "\n",
+	    st.worker_restarts);
+	report_family(buf, "feeder_refused_frames_total", "counter",
+	    "Frames the feeder refused, by reason; each ended the worker that sent it.");
+	for (r = FEEDPROTO_MALFORMED; r < FEEDPROTO_NREFUSALS; r++)
+		evbuffer_add_printf(buf, "entropyd_feeder_refused_frames_total{reason=\"%s\"} %"
+		    PRIu32 "\n", feedproto_refusal_name((enum feedproto_refusal)r), st.refused[r]);
+	report_family(buf, "feeder_feeds_total", "counter",
+	    "RNDADDENTROPY calls the feeder made, every worker together.");
+	evbuffer_add_printf(buf, "entropyd_feeder_feeds_total %" PRIu64 "\n", st.adds);
+	report_family(buf, "feeder_credited_bytes_total", "counter",
+	    "Entropy the feeder credited to the kernel's pool, every worker together, in bytes "
+	    "(bits / 8).");
+	evbuffer_add_printf(buf, "entropyd_feeder_credited_bytes_total ");
+	report_value(buf, st.bits_credited, 8);
+}
+
 void
 report_metrics(struct evbuffer *buf, const struct sink *s)
 {
@@ -847,5 +924,7 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	    s->status == SINK_OK);
 	report_clone_metrics(buf);
 	report_metric_times(buf, s);
+	if (s->feeder != NULL)
+		report_feeder_metrics(buf, s->feeder);
 	pluginhost_metrics(buf);
 }

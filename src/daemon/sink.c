@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -18,6 +17,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "feedclient.h"
 #include "log.h"
 #include "sink.h"
 #include "xmalloc.h"
@@ -33,67 +33,6 @@ sink_kind_name(enum sink_kind kind)
 {
 	return sink_kind_names[kind];
 }
-
-/* Credit bytes to the kernel's pool: RNDADDENTROPY with the given count. */
-static int
-sink_kernel_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit_bits)
-{
-	/* struct rand_pool_info and its buffer, as the kernel reads them. */
-	uint32_t req[2 + 4096 / sizeof(uint32_t)];
-	int count = (int)credit_bits, size = (int)len, r;
-
-	memcpy(&req[0], &count, sizeof count);
-	memcpy(&req[1], &size, sizeof size);
-	if (len > 0)
-		memcpy(&req[2], buf, len);
-	r = ioctl(s->fd, RNDADDENTROPY, req);
-	explicit_bzero(req, sizeof req);
-	return r;
-}
-
-/* A plain write to /dev/random: mixed into the pool, credited nothing. */
-static int
-sink_kernel_mix(struct sink *s, const uint8_t *buf, size_t len)
-{
-	ssize_t n = write(s->fd, buf, len);
-
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-static int
-sink_kernel_reseed(struct sink *s)
-{
-	return ioctl(s->fd, RNDRESEEDCRNG);
-}
-
-/* The CRNG is ready when getrandom() no longer blocks. */
-static int
-sink_kernel_crng_ready(struct sink *s)
-{
-	uint8_t b;
-
-	if (getrandom(&b, 1, GRND_NONBLOCK) == 1) {
-		explicit_bzero(&b, 1);
-		return 1;
-	}
-	return 0;
-}
-
-static int
-sink_kernel_entropy_avail(struct sink *s)
-{
-	int count;
-
-	return ioctl(s->fd, RNDGETENTCNT, &count) == 0 ? count : 0;
-}
-
-const struct sink_kernel_ops sink_kernel_ops = {
-	.add = sink_kernel_add,
-	.mix = sink_kernel_mix,
-	.reseed = sink_kernel_reseed,
-	.crng_ready = sink_kernel_crng_ready,
-	.entropy_avail = sink_kernel_entropy_avail,
-};
 
 static const char *const sink_phase_names[] = {
 	[SINK_BOOT] = "boot",
@@ -122,7 +61,6 @@ void
 sink_kernel_init(struct sink *s, const struct config *cfg, bool modern)
 {
 	s->kind = SINK_KERNEL;
-	s->ops = &sink_kernel_ops;
 	s->phase = SINK_BOOT;
 	s->modern = modern;
 	s->reseed = !cfg->no_reseed;
@@ -134,17 +72,22 @@ sink_kernel_init(struct sink *s, const struct config *cfg, bool modern)
 	s->refill_bits = cfg->refill_bits;
 }
 
-/* Open /dev/random (or -o naming it) and check that crediting is permitted. */
+/*
+ * Open /dev/random (or -o naming it) and check that crediting is permitted
+ * (an empty RNDADDENTROPY). The descriptor goes to the feeder
+ * (privsep_split), which alone credits the pool.
+ */
 static int
 sink_open_kernel(struct sink *s, const struct config *cfg, char *err, size_t errlen)
 {
+	struct rand_pool_info none = { 0, 0 };
 	struct utsname u;
 
 	if ((s->fd = open(s->path, O_WRONLY | O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
 		return EX_OSFILE;
 	}
-	if (sink_kernel_add(s, NULL, 0, 0) == -1) {
+	if (ioctl(s->fd, RNDADDENTROPY, &none) == -1) {
 		int e = errno;
 
 		snprintf(err, errlen, "%s: crediting the kernel's pool: %s%s", s->path,
@@ -489,6 +432,8 @@ sink_close(struct sink *s)
 	if (s->fd > STDERR_FILENO)
 		close(s->fd);
 	explicit_bzero(s->pending, sizeof s->pending);
+	feedclient_free(s->feeder);
+	s->feeder = NULL;
 	free(s->path);
 	s->fd = -1;
 	s->path = NULL;

@@ -11,6 +11,7 @@
 
 struct event_base;
 struct event;
+struct feedclient;
 struct sink;
 
 /*
@@ -55,7 +56,11 @@ enum sink_phase { SINK_BOOT, SINK_BURST, SINK_STEADY };
 /* What the engine must do after a sink failed. */
 enum sink_status { SINK_OK, SINK_CLOSED, SINK_FAILED };
 
-/* The kernel's interfaces, replaceable so tests can record the policy. */
+/*
+ * The kernel's interfaces, replaceable so tests can record the policy. In
+ * the daemon they are requests to the feeder (feedclient_ops), which holds
+ * /dev/random and enforces the credit ceiling.
+ */
 struct sink_kernel_ops {
 	/* RNDADDENTROPY: mix and credit. 0 or -1 with errno. */
 	int (*add)(struct sink *, const uint8_t *, size_t, unsigned credit_bits);
@@ -68,7 +73,6 @@ struct sink_kernel_ops {
 	/* The pool's entropy count in bits (older kernels' watermark). */
 	int (*entropy_avail)(struct sink *);
 };
-extern const struct sink_kernel_ops sink_kernel_ops;
 
 struct sink {
 	enum sink_kind kind;
@@ -81,7 +85,8 @@ struct sink {
 	unsigned watermark_bits;  /* -W */
 	/* kernel */
 	const struct sink_kernel_ops *ops;
-	void *ops_arg;            /* for recording ops in tests */
+	void *ops_arg;            /* the feedclient, or a recorder in tests */
+	struct feedclient *feeder; /* a worker's link to the feeder, for its counters */
 	enum sink_phase phase;
 	bool modern;              /* Linux >= 5.18: no POLLOUT, 256-bit pool */
 	bool reseed;              /* RNDRESEEDCRNG after each top-up */
@@ -108,7 +113,10 @@ struct sink {
 	int error;                /* errno of a failure */
 };
 
-/* Open the sink -o names (or the test-mode one): 0 or a sysexits code, err set. */
+/*
+ * Open the sink -o names (or the test-mode one): 0 or a sysexits code, err
+ * set. The kernel sink's ops are set by privsep_split() in the worker.
+ */
 int sink_open(struct sink *, const struct config *, char *err, size_t errlen);
 /* Set up the kernel policy's state (sink_open does; tests call it directly). */
 void sink_kernel_init(struct sink *, const struct config *, bool modern);

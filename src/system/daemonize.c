@@ -154,3 +154,23 @@ daemonize_ready(void)
 		close(devnull);
 	}
 }
+
+bool
+daemonize_release(void)
+{
+	if (daemonize_fd == -1)
+		return false;
+	close(daemonize_fd);
+	daemonize_fd = -1;
+	return true;
+}
+
+void
+daemonize_quiet(int devnull)
+{
+	log_copy_to_stderr(0);
+	if (devnull == -1 && (devnull = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
+		return;
+	dup2(devnull, STDERR_FILENO);
+	close(devnull);
+}

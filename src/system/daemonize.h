@@ -2,6 +2,8 @@
 #ifndef ENTROPYD_DAEMONIZE_H
 #define ENTROPYD_DAEMONIZE_H
 
+#include <stdbool.h>
+
 /*
  * Detach from the terminal with a readiness pipe, so that a background
  * start reports only real success. daemonize_start() forks twice with a
@@ -21,5 +23,19 @@ int daemonize_start(void);
  * stderr on /dev/null. Does nothing in the foreground or when called again.
  */
 void daemonize_ready(void);
+/*
+ * In a process forked from the daemon that will not report it up (the
+ * feeder, the supervisor once it forked the first worker): close this
+ * process's end of the readiness pipe, so that the worker's is the one the
+ * starting process waits on. Whether there was one (a background start not
+ * yet up: stderr is still the starting command's).
+ */
+bool daemonize_release(void);
+/*
+ * What daemonize_ready() does to this process's logging, without the word:
+ * no more copies of log lines on stderr, and stderr on /dev/null (devnull,
+ * a descriptor open on it, is used and closed; -1: open it here).
+ */
+void daemonize_quiet(int devnull);
 
 #endif

@@ -15,6 +15,9 @@
 static int notify_fd = -1;
 static struct sockaddr_un notify_addr;
 static socklen_t notify_addrlen;
+/* In a worker under a feeder: where STATUS= lines go instead. */
+static void (*notify_relay_fn)(const char *, void *);
+static void *notify_relay_arg;
 
 void
 notify_init(void)
@@ -47,13 +50,18 @@ notify_send(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (notify_fd == -1)
+	if (notify_fd == -1 && notify_relay_fn == NULL)
 		return;
 	va_start(ap, fmt);
 	n = vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
+	if (notify_relay_fn != NULL) {
+		if (strncmp(msg, "STATUS=", 7) == 0)
+			notify_relay_fn(msg + 7, notify_relay_arg);
+		return;
+	}
 	if (sendto(notify_fd, msg, strlen(msg), MSG_NOSIGNAL,
 	    (struct sockaddr *)&notify_addr, notify_addrlen) == -1)
 		log_debug("NOTIFY_SOCKET: %s: %m", msg);
@@ -65,4 +73,14 @@ notify_close(void)
 	if (notify_fd != -1)
 		close(notify_fd);
 	notify_fd = -1;
+}
+
+void
+notify_relay(void (*fn)(const char *status, void *arg), void *arg)
+{
+	if (notify_fd == -1)
+		return;
+	notify_close();
+	notify_relay_fn = fn;
+	notify_relay_arg = arg;
 }

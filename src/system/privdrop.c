@@ -19,7 +19,6 @@
 
 #include "log.h"
 #include "privdrop.h"
-#include "sandbox.h"
 #include "xmalloc.h"
 
 /* What privdrop_prepare() resolved. */
@@ -122,8 +121,25 @@ privdrop_ids(uid_t *uid, gid_t *gid)
 	return true;
 }
 
-void
-privdrop_bound(void)
+/* The capabilities this process holds (permitted). */
+static uint64_t
+privdrop_held(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capget, &hdr, data) == -1)
+		fatalc(EX_OSERR, "capget: %s", strerror(errno));
+	return data[0].permitted | (uint64_t)data[1].permitted << 32;
+}
+
+/*
+ * Empty the bounding set but for keep (needs CAP_SETPCAP); a failure is
+ * fatal when must, else the rest of the set stays.
+ */
+static void
+privdrop_bound_to(uint64_t keep, bool must)
 {
 	int cap;
 
@@ -132,41 +148,66 @@ privdrop_bound(void)
 
 		if (r == -1)
 			break; /* past the kernel's last capability */
-		if (r == 0 || cap == PRIVDROP_KEEP_CAP)
+		if (r == 0 || (keep & PRIVDROP_CAP(cap)) != 0)
 			continue;
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (!must)
+				return;
 			fatalc(EX_OSERR, "-D: cannot drop privileges: capability %d: %s%s",
 			    cap, strerror(errno), errno == EPERM ? " (needs root)" : "");
+		}
 	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
-		fatalc(EX_OSERR, "-D: clearing the ambient capabilities: %s", strerror(errno));
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		fatalc(EX_OSERR, "-D: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 }
 
-/* Set the kept capability, permitted and effective, and nothing else. */
+/* Clear the ambient set (kernels without one say EINVAL). */
 static void
-privdrop_capset(void)
+privdrop_ambient(const char *who)
+{
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
+		fatalc(EX_OSERR, "%s: clearing the ambient capabilities: %s", who, strerror(errno));
+}
+
+/* Set keep, permitted and effective, and nothing else. */
+static void
+privdrop_capset(const char *who, uint64_t keep)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
 
 	memset(data, 0, sizeof data);
-	data[PRIVDROP_KEEP_CAP / 32].permitted = 1u << (PRIVDROP_KEEP_CAP % 32);
-	data[PRIVDROP_KEEP_CAP / 32].effective = 1u << (PRIVDROP_KEEP_CAP % 32);
+	data[0].permitted = data[0].effective = (uint32_t)keep;
+	data[1].permitted = data[1].effective = (uint32_t)(keep >> 32);
 	if (syscall(SYS_capset, &hdr, data) == -1)
-		fatalc(EX_OSERR, "-D: keeping only CAP_SYS_ADMIN: capset: %s", strerror(errno));
+		fatalc(EX_OSERR, "%s: capset: %s", who, strerror(errno));
 }
 
-/* Read the identity and capabilities back: what was asked for, and no more. */
+/* Read the capabilities back: keep, and no more. */
 static void
-privdrop_verify(void)
+privdrop_verify_caps(const char *who, uint64_t want)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
+	uint64_t eff, perm, inh;
+
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capget, &hdr, data) == -1)
+		fatalc(EX_OSERR, "%s: capget: %s", who, strerror(errno));
+	eff = data[0].effective | (uint64_t)data[1].effective << 32;
+	perm = data[0].permitted | (uint64_t)data[1].permitted << 32;
+	inh = data[0].inheritable | (uint64_t)data[1].inheritable << 32;
+	if (eff != want || perm != want || inh != 0)
+		fatalc(EX_OSERR, "%s: capabilities are not what was kept (effective %#llx, "
+		    "permitted %#llx, inheritable %#llx, wanted %#llx)", who,
+		    (unsigned long long)eff, (unsigned long long)perm, (unsigned long long)inh,
+		    (unsigned long long)want);
+}
+
+/* Read the identity back: what -D asked for, and no way back to root. */
+static void
+privdrop_verify_ids(void)
+{
 	uid_t ruid, euid, suid;
 	gid_t rgid, egid, sgid;
-	uint64_t want = 1ull << PRIVDROP_KEEP_CAP, eff, perm, inh;
 
 	if (getresuid(&ruid, &euid, &suid) == -1 || getresgid(&rgid, &egid, &sgid) == -1)
 		fatalc(EX_OSERR, "-D: reading the ids back: %s", strerror(errno));
@@ -176,26 +217,71 @@ privdrop_verify(void)
 		    privdrop.group);
 	if (privdrop.uid != 0 && (setresuid(0, 0, 0) == 0 || setegid(0) == 0))
 		fatalc(EX_OSERR, "-D: root could be regained after the drop");
-	memset(data, 0, sizeof data);
-	if (syscall(SYS_capget, &hdr, data) == -1)
-		fatalc(EX_OSERR, "-D: capget: %s", strerror(errno));
-	eff = data[0].effective | (uint64_t)data[1].effective << 32;
-	perm = data[0].permitted | (uint64_t)data[1].permitted << 32;
-	inh = data[0].inheritable | (uint64_t)data[1].inheritable << 32;
-	if (eff != want || perm != want || inh != 0)
-		fatalc(EX_OSERR, "-D: capabilities are not CAP_SYS_ADMIN alone (effective %#llx, "
-		    "permitted %#llx, inheritable %#llx)", (unsigned long long)eff,
-		    (unsigned long long)perm, (unsigned long long)inh);
+}
+
+/* No exec can ever grant more, and the process is done changing. */
+static void
+privdrop_no_new_privs(const char *who)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		fatalc(EX_OSERR, "%s: PR_SET_NO_NEW_PRIVS: %s", who, strerror(errno));
 }
 
 void
-privdrop_apply(void)
+privdrop_bound_keep(uint64_t keep)
 {
-	char err[256];
+	privdrop_bound_to(keep, true);
+	privdrop_ambient("-D");
+	privdrop_no_new_privs("-D");
+}
 
-	if (!privdrop.prepared)
+void
+privdrop_bound(void)
+{
+	privdrop_bound_keep(PRIVDROP_CAP(CAP_SYS_ADMIN));
+}
+
+/* "CAP_SYS_ADMIN only", "no capabilities", or the set in hex. */
+static const char *
+privdrop_describe(uint64_t caps, char *buf, size_t len)
+{
+	if (caps == 0)
+		snprintf(buf, len, "no capabilities");
+	else if (caps == PRIVDROP_CAP(CAP_SYS_ADMIN))
+		snprintf(buf, len, "CAP_SYS_ADMIN only");
+	else
+		snprintf(buf, len, "capabilities %#llx", (unsigned long long)caps);
+	return buf;
+}
+
+void
+privdrop_limit(const char *who, uint64_t keep)
+{
+	uint64_t held = privdrop_held();
+	char caps[64];
+
+	keep &= held;
+	if ((held & PRIVDROP_CAP(CAP_SETPCAP)) != 0)
+		privdrop_bound_to(keep, false);
+	privdrop_ambient(who);
+	privdrop_capset(who, keep);
+	privdrop_verify_caps(who, keep);
+	privdrop_no_new_privs(who);
+	log_info("%s: running as uid %ld with %s", who, (long)getuid(),
+	    privdrop_describe(keep, caps, sizeof caps));
+}
+
+void
+privdrop_apply(const char *who, uint64_t keep)
+{
+	char caps[64];
+
+	if (!privdrop.prepared) {
+		privdrop_limit(who, keep);
 		return;
-	privdrop_bound();
+	}
+	privdrop_bound_to(keep, true);
+	privdrop_ambient("-D");
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1)
 		fatalc(EX_OSERR, "-D: PR_SET_KEEPCAPS: %s", strerror(errno));
 	if (setgroups((size_t)privdrop.ngroups, privdrop.groups) == -1)
@@ -204,15 +290,14 @@ privdrop_apply(void)
 		fatalc(EX_OSERR, "-D: switching to group %s: %s", privdrop.group, strerror(errno));
 	if (setresuid(privdrop.uid, privdrop.uid, privdrop.uid) == -1)
 		fatalc(EX_OSERR, "-D: switching to user %s: %s", privdrop.user, strerror(errno));
-	privdrop_capset();
+	privdrop_capset("-D", keep);
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1)
 		fatalc(EX_OSERR, "-D: PR_SET_KEEPCAPS: %s", strerror(errno));
-	privdrop_verify();
-	log_info("running as %s:%s with CAP_SYS_ADMIN only", privdrop.user, privdrop.group);
-	if (sandbox_apply(err, sizeof err) == -1)
-		fatalc(EX_OSERR, "-D: %s", err);
-	if (sandbox_available())
-		log_info("system calls confined to the seccomp allow-list");
+	privdrop_verify_ids();
+	privdrop_verify_caps("-D", keep);
+	privdrop_no_new_privs("-D");
+	log_info("%s: running as %s:%s with %s", who, privdrop.user, privdrop.group,
+	    privdrop_describe(keep, caps, sizeof caps));
 }
 
 int

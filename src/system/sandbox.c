@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <linux/random.h>
+
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef HAVE_SECCOMP
 #include <seccomp.h>
@@ -13,12 +19,13 @@
 
 #ifdef HAVE_SECCOMP
 /*
- * What the running daemon needs: I/O on what it already holds, the event
+ * What the running worker needs: I/O on what it already holds, the event
  * loop, memory, threads (a reopened source may start a reader thread),
- * clocks, signals, syslog and the control socket's clients, device ioctls
- * (RNDADDENTROPY, TPM, usbfs, ALSA), opening devices and files again (a
- * re-probe), and netlink for USB hotplug. Not exec, not ptrace, not new
- * privileges, not mounts or modules.
+ * clocks, signals to its own threads, syslog and the control socket's
+ * clients, device ioctls (TPM, usbfs, ALSA, ttys), opening devices and files
+ * again (a re-probe, a key plugged in), and netlink for USB hotplug. Not
+ * exec, not ptrace, not new privileges, not mounts or modules, not signals
+ * to other processes; sandbox_narrow() takes more away.
  */
 static const char *const sandbox_allowed[] = {
 	"read", "readv", "pread64", "write", "writev", "pwrite64", "close", "lseek",
@@ -42,7 +49,7 @@ static const char *const sandbox_allowed[] = {
 	"prlimit64", "getrusage", "sysinfo", "uname", "getrandom",
 	"clock_gettime", "clock_getres", "clock_nanosleep", "gettimeofday", "time",
 	"nanosleep", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait",
-	"sigaltstack", "tgkill", "tkill", "kill", "restart_syscall", "wait4", "arch_prctl",
+	"sigaltstack", "tgkill", "restart_syscall", "arch_prctl",
 };
 
 /* What kills the process outright: no way out of the daemon's own code. */
@@ -53,6 +60,14 @@ static const char *const sandbox_killed[] = {
 	"kexec_load", "kexec_file_load", "mount", "umount2", "pivot_root", "chroot",
 	"unshare", "setns", "bpf", "perf_event_open", "userfaultfd", "keyctl",
 	"add_key", "request_key", "personality",
+};
+
+/*
+ * The kernel pool's privileged requests: the feeder's alone. The worker
+ * holds no /dev/random and no capability; trying one of them anyway is fatal.
+ */
+static const unsigned long sandbox_random_ioctls[] = {
+	RNDADDENTROPY, RNDADDTOENTCNT, RNDZAPENTCNT, RNDCLEARPOOL, RNDRESEEDCRNG,
 };
 
 /* Address families a new socket may have: syslog, control clients, hotplug. */
@@ -79,6 +94,72 @@ sandbox_add(scmp_filter_ctx ctx, uint32_t action, const char *const *names, size
 	return 0;
 }
 
+/* One rule of the narrowing filter; false (err set) when libseccomp refused it. */
+static bool
+sandbox_narrow_rule(scmp_filter_ctx ctx, uint32_t action, const char *name,
+    struct scmp_arg_cmp cmp, char *err, size_t errlen)
+{
+	int nr = seccomp_syscall_resolve_name(name), rc;
+
+	if (nr == __NR_SCMP_ERROR)
+		return true; /* not on this architecture */
+	if ((rc = seccomp_rule_add_array(ctx, action, nr, 1, &cmp)) < 0) {
+		snprintf(err, errlen, "seccomp: %s: %s", name, strerror(-rc));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A second filter that takes away what the allow-list lets through whole
+ * (filters stack, the stricter answer wins): the random ioctls (fatal),
+ * memory both writable and executable, or made executable later, new
+ * processes (clone only makes threads; clone3 says ENOSYS, so the C library
+ * uses clone), and signals to any process but this one.
+ */
+static int
+sandbox_narrow(char *err, size_t errlen)
+{
+	const scmp_datum_t wx = PROT_WRITE | PROT_EXEC;
+	scmp_filter_ctx ctx;
+	size_t i;
+	int rc;
+	bool ok;
+
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
+		snprintf(err, errlen, "seccomp: cannot set up a filter");
+		return -1;
+	}
+	ok = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1) == 0;
+	for (i = 0; ok && i < sizeof sandbox_random_ioctls / sizeof sandbox_random_ioctls[0]; i++)
+		ok = sandbox_narrow_rule(ctx, SCMP_ACT_KILL_PROCESS, "ioctl",
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, sandbox_random_ioctls[i]), err, errlen);
+	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "mmap",
+	    SCMP_A2(SCMP_CMP_MASKED_EQ, wx, wx), err, errlen);
+	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "mmap2",
+	    SCMP_A2(SCMP_CMP_MASKED_EQ, wx, wx), err, errlen);
+	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "mprotect",
+	    SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), err, errlen);
+	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "pkey_mprotect",
+	    SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC), err, errlen);
+	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone",
+	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0), err, errlen);
+	ok = ok && sandbox_narrow_rule(ctx, SCMP_ACT_ERRNO(EPERM), "tgkill",
+	    (struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_NE,
+	    .datum_a = (scmp_datum_t)getpid(), .datum_b = 0 }, err, errlen);
+	if (ok && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0 &&
+	    rc != -EDOM) {
+		snprintf(err, errlen, "seccomp: clone3: %s", strerror(-rc));
+		ok = false;
+	}
+	if (ok && (rc = seccomp_load(ctx)) < 0) {
+		snprintf(err, errlen, "seccomp: %s", strerror(-rc));
+		ok = false;
+	}
+	seccomp_release(ctx);
+	return ok ? 0 : -1;
+}
+
 bool
 sandbox_available(void)
 {
@@ -92,6 +173,15 @@ sandbox_apply(char *err, size_t errlen)
 	size_t i;
 	int rc;
 
+	/* First: once the allow-list is in, seccomp() itself is refused. */
+	if (sandbox_narrow(err, errlen) == -1) {
+		/* Nothing was loaded when the library itself is missing. */
+		if (sandbox_dl_error()[0] != '\0') {
+			snprintf(err, errlen, "seccomp: %s", sandbox_dl_error());
+			return 1;
+		}
+		return -1;
+	}
 	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM))) == NULL) {
 		snprintf(err, errlen, "seccomp: cannot set up a filter");
 		return -1;

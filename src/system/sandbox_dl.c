@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The libseccomp functions the sandbox calls, loaded from libseccomp on
- * first use: only -D applies the sandbox, and a daemon without it need not
- * map libseccomp.  The prototypes come from libseccomp's own header.
+ * first use: only a worker (under a feeder, or with -D) applies the
+ * sandbox, and a daemon that does not need not map libseccomp.  The
+ * prototypes come from libseccomp's own header.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <seccomp.h>
 
 #include "lazylib.h"
+#include "sandbox.h"
 
 #define SANDBOX_DL_ARGS 6	/* a system call has at most six arguments */
 
@@ -48,4 +50,10 @@ seccomp_rule_add(scmp_filter_ctx ctx, uint32_t action, int syscall,
 		args[i] = va_arg(ap, struct scmp_arg_cmp);
 	va_end(ap);
 	return seccomp_rule_add_array(ctx, action, syscall, arg_cnt, args);
+}
+
+const char *
+sandbox_dl_error(void)
+{
+	return lazylib_error(&sandbox_dl);
 }

@@ -22,21 +22,38 @@
  *                       off, for SECONDS of CPU time each, interleaved; one
  *                       line per run:
  *                       "estimate ON_BYTES ON_SECONDS OFF_BYTES OFF_SECONDS"
+ *   feed NAME SECONDS [OPTION...]
+ *                       the same source as source's through the pipeline
+ *                       (tests, conditioning, reserve) and the kernel sink's
+ *                       policy, always wanting bits, to a real feeder process
+ *                       that credits /dev/random (root only): the worker's
+ *                       path with the frames and the feeder's checks in it,
+ *                       with the daemon's -s step: "feed BYTES SECONDS BITS"
  */
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gcrypt.h>
 
 #include "condition.h"
+#include "feedclient.h"
+#include "feeder.h"
 #include "log.h"
 #include "options.h"
 #include "pipeline.h"
 #include "registry.h"
+#include "sink.h"
 #include "x86rng.h"
 #include "xmalloc.h"
 
@@ -349,6 +366,111 @@ bench_estimate(int argc, char **argv)
 	return EX_OK;
 }
 
+/* The sink's supply: the one pipeline, always fit for the kernel. */
+static struct pipeline *
+bench_supply_next(void *ctx, struct pipeline *prev, bool *kernel_ok)
+{
+	*kernel_ok = true;
+	return prev == NULL ? ctx : NULL;
+}
+
+/* A feeder process on sv: serve until the other end closes. */
+static void __attribute__((noreturn))
+bench_feeder(int fd, int random_fd)
+{
+	struct feeder f;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	feeder_init(&f, &feeder_kernel_ops);
+	f.random_fd = random_fd;
+	while (poll(&p, 1, -1) >= 0 && feeder_serve(&f, fd) == FEEDER_SERVED)
+		;
+	_exit(0);
+}
+
+/* Source -> pipeline -> kernel sink -> frames -> a feeder process -> RNDADDENTROPY. */
+static int
+bench_feed(int argc, char **argv)
+{
+	char *args[64] = { "entropyd-bench", "-x", "all", "-n", argv[0] }, err[256];
+	struct entropyd_module *m;
+	struct entropyd_instance *inst;
+	struct sink sink;
+	struct sink_supply supply = { .next = bench_supply_next };
+	struct config cfg;
+	double secs = atof(argv[1]), t0, t = 0;
+	uint64_t bytes = 0;
+	uint8_t *buf;
+	void *state;
+	ssize_t n = 0;
+	int i, nargs = 5, sv[2], random_fd, status;
+	pid_t pid;
+
+	for (i = 2; i < argc && nargs < 63; i++)
+		args[nargs++] = argv[i];
+	log_init("entropyd-bench", LOG_TO_STDERR, -1);
+	condition_global_init();
+	registry_add_builtins();
+	if (options_parse(&cfg, nargs, args, err, sizeof err) != 0 ||
+	    registry_configure(&cfg, NULL, err, sizeof err) != 0) {
+		fprintf(stderr, "entropyd-bench: %s\n", err);
+		return EX_USAGE;
+	}
+	if ((random_fd = open("/dev/random", O_WRONLY | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "entropyd-bench: /dev/random: %s\n", strerror(errno));
+		return EX_NOPERM;
+	}
+	if ((m = registry_find(argv[0])) == NULL || registry_probe(m) <= 0 ||
+	    (inst = TAILQ_FIRST(&m->instances)) == NULL || m->src->open(inst, &state) == -1) {
+		fprintf(stderr, "entropyd-bench: %s is unusable\n", argv[0]);
+		return EX_UNAVAILABLE;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    (pid = fork()) == -1) {
+		perror("entropyd-bench: feeder");
+		return EX_OSERR;
+	}
+	if (pid == 0) {
+		close(sv[1]);
+		bench_feeder(sv[0], random_fd);
+	}
+	close(sv[0]);
+	close(random_fd);
+	memset(&sink, 0, sizeof sink);
+	sink.fd = -1;
+	sink.path = "/dev/random";
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &feedclient_ops;
+	sink.ops_arg = feedclient_new(sv[1]);
+	supply.ctx = &inst->pipe;
+	buf = xmalloc(PIPELINE_READ_MAX);
+	t0 = bench_now();
+	do {
+		n = m->src->read(state, buf, pipeline_next_read(&inst->pipe));
+		if (n > 0) {
+			bytes += (uint64_t)n;
+			pipeline_input(&inst->pipe, buf, (size_t)n);
+		}
+		/* A kernel that always wants more: every step credited goes through. */
+		sink.phase = SINK_STEADY;
+		sink.want_bits = INT64_MAX / 2;
+		if (sink_service(&sink, &supply) != SINK_OK) {
+			fprintf(stderr, "entropyd-bench: the feeder: %s\n", strerror(sink.error));
+			break;
+		}
+		t = bench_now() - t0;
+	} while (t < secs && (n > 0 || n == ENTROPYD_READ_AGAIN));
+	m->src->close(state);
+	feedclient_free(sink.ops_arg);
+	waitpid(pid, &status, 0);
+	free(buf);
+	registry_free();
+	options_free(&cfg);
+	printf("feed %llu %.6f %llu\n", (unsigned long long)bytes, t,
+	    (unsigned long long)sink.bits_credited);
+	return sink.bits_credited > 0 ? EX_OK : EX_SOFTWARE;
+}
+
 /* Run one subcommand. */
 int
 main(int argc, char **argv)
@@ -364,7 +486,10 @@ main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "estimate") == 0 && atof(argv[3]) > 0 &&
 	    atoi(argv[4]) >= 1)
 		return bench_estimate(argc - 2, argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "feed") == 0 && atof(argv[3]) > 0)
+		return bench_feed(argc - 2, argv + 2);
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
-	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS\n");
+	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS | "
+	    "feed NAME SECONDS [OPTION...]\n");
 	return EX_USAGE;
 }

@@ -9,8 +9,14 @@
  *   short   good bytes, 1 to 7 at a time
  *   stall   blocks in read() until the mode changes (a signal interrupts it)
  *   vanish  the read fails, and open() fails until the mode changes
+ *   cheat   what a hostile plugin in the worker could try: write a frame of
+ *           its own to the feeder's socket (found among the process's
+ *           descriptors), 64 zero bytes credited 9 bits each, then read good
+ *           bytes
  * read() blocks (no pollfd), so the daemon drives it from a reader thread.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -106,6 +112,25 @@ faulty_fill(void *buf, size_t len, uint32_t word)
 		p[i] = (uint8_t)(word >> (8 * (i % 4)));
 }
 
+/*
+ * Send every SOCK_SEQPACKET socket of the process an ADD frame (the layout
+ * of src/lib/feedproto.h, built by hand as an attacker would) crediting 64
+ * zero bytes with 9 bits each.
+ */
+static void
+faulty_cheat(void)
+{
+	uint8_t frame[16 + 64] = { 2, 0, 0, 0, 64, 0, 0, 0, 9 * 64 & 0xff, 9 * 64 >> 8 };
+	int fd, type;
+	socklen_t len;
+
+	for (fd = 3; fd < 1024; fd++) {
+		len = sizeof type;
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET)
+			(void)send(fd, frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+}
+
 /* Read according to the mode. */
 static ssize_t
 faulty_read(void *state, void *buf, size_t len)
@@ -141,6 +166,8 @@ faulty_read(void *state, void *buf, size_t len)
 	}
 	if (strcmp(mode, "short") == 0)
 		len = 1 + (size_t)(f->reads % 7);
+	if (strcmp(mode, "cheat") == 0)
+		faulty_cheat();
 	n = read(f->fd, buf, len);
 	return n > 0 ? n : ENTROPYD_READ_ERROR;
 }

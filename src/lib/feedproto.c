@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "feedproto.h"
+
+static const char *const feedproto_refusal_names[FEEDPROTO_NREFUSALS] = {
+	[FEEDPROTO_OK] = "ok",
+	[FEEDPROTO_MALFORMED] = "malformed",
+	[FEEDPROTO_UNKNOWN_TYPE] = "unknown_type",
+	[FEEDPROTO_OVERSIZED] = "oversized",
+	[FEEDPROTO_CREDIT] = "credit",
+	[FEEDPROTO_FLOOD] = "flood",
+};
+
+_Static_assert(FEEDPROTO_STATE_BYTES == 12 + 4 * (FEEDPROTO_NREFUSALS - 1) + 24,
+    "the state's layout below");
+
+/* The state's flags word. */
+#define FEEDPROTO_STATE_CRNG_READY 1u
+
+/* Little-endian loads and stores. */
+static uint32_t
+feedproto_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+feedproto_get64(const uint8_t *p)
+{
+	return (uint64_t)feedproto_get32(p) | (uint64_t)feedproto_get32(p + 4) << 32;
+}
+
+static void
+feedproto_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static void
+feedproto_put64(uint8_t *p, uint64_t v)
+{
+	feedproto_put32(p, (uint32_t)v);
+	feedproto_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+const char *
+feedproto_refusal_name(enum feedproto_refusal r)
+{
+	return r > FEEDPROTO_OK && r < FEEDPROTO_NREFUSALS ? feedproto_refusal_names[r] : "ok";
+}
+
+bool
+feedproto_from_worker(enum feedproto_type t)
+{
+	return t >= FEEDPROTO_HELLO && t <= FEEDPROTO_STATUS;
+}
+
+/* Whether a STATUS text is printable ASCII, nothing systemd would read as a new field. */
+static bool
+feedproto_printable(const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/* The rules of each type, on a frame whose sizes already agree. */
+static enum feedproto_refusal
+feedproto_check(const struct feedproto_frame *f)
+{
+	switch (f->type) {
+	case FEEDPROTO_ADD:
+		if (f->arg1 != 0)
+			return FEEDPROTO_MALFORMED;
+		if ((uint64_t)f->arg0 > (uint64_t)f->len * FEEDPROTO_MAX_BITS_PER_BYTE)
+			return FEEDPROTO_CREDIT;
+		return FEEDPROTO_OK;
+	case FEEDPROTO_MIX:
+		/* Uncredited by definition: a credit here is an attempt at one. */
+		if (f->arg0 != 0)
+			return FEEDPROTO_CREDIT;
+		return f->arg1 == 0 ? FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_STATUS:
+		if (f->len > FEEDPROTO_MAX_STATUS)
+			return FEEDPROTO_OVERSIZED;
+		return f->arg0 == 0 && f->arg1 == 0 && feedproto_printable(f->payload, f->len) ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_ANSWER:
+		return f->arg1 == 0 && (f->len == 0 || f->len == FEEDPROTO_STATE_BYTES) ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_STARTED:
+	case FEEDPROTO_KILL:
+		return f->len == 0 && f->arg0 > 0 && f->arg0 <= INT32_MAX && f->arg1 == 0 ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_EXITED:
+		/* pid 0: a worker that could not be forked. */
+		return f->len == 0 && f->arg0 <= INT32_MAX ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_SIGNAL:
+		return f->len == 0 && f->arg0 >= 1 && f->arg0 <= 64 && f->arg1 == 0 ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_HELLO:
+	case FEEDPROTO_RESEED:
+	case FEEDPROTO_QUERY:
+	case FEEDPROTO_SPAWN:
+	case FEEDPROTO_STOP:
+		return f->len == 0 && f->arg0 == 0 && f->arg1 == 0 ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	}
+	return FEEDPROTO_UNKNOWN_TYPE;
+}
+
+enum feedproto_refusal
+feedproto_decode(const uint8_t *buf, size_t len, bool truncated, struct feedproto_frame *f)
+{
+	uint32_t type, payload;
+
+	memset(f, 0, sizeof *f);
+	if (truncated)
+		return FEEDPROTO_OVERSIZED;
+	if (len < FEEDPROTO_HEADER_BYTES)
+		return FEEDPROTO_MALFORMED;
+	type = (uint32_t)buf[0] | (uint32_t)buf[1] << 8;
+	payload = feedproto_get32(buf + 4);
+	if (buf[2] != 0 || buf[3] != 0)
+		return FEEDPROTO_MALFORMED;
+	if (payload > FEEDPROTO_MAX_PAYLOAD || len > FEEDPROTO_MAX_FRAME)
+		return FEEDPROTO_OVERSIZED;
+	if ((size_t)payload != len - FEEDPROTO_HEADER_BYTES)
+		return FEEDPROTO_MALFORMED;
+	f->type = (enum feedproto_type)type;
+	f->arg0 = feedproto_get32(buf + 8);
+	f->arg1 = feedproto_get32(buf + 12);
+	f->payload = buf + FEEDPROTO_HEADER_BYTES;
+	f->len = payload;
+	return feedproto_check(f);
+}
+
+size_t
+feedproto_encode(uint8_t *out, size_t cap, enum feedproto_type type, uint32_t arg0,
+    uint32_t arg1, const void *payload, size_t len)
+{
+	struct feedproto_frame f;
+
+	if (len > FEEDPROTO_MAX_PAYLOAD || cap < FEEDPROTO_HEADER_BYTES + len)
+		return 0;
+	out[0] = (uint8_t)type;
+	out[1] = (uint8_t)((unsigned)type >> 8);
+	out[2] = out[3] = 0;
+	feedproto_put32(out + 4, (uint32_t)len);
+	feedproto_put32(out + 8, arg0);
+	feedproto_put32(out + 12, arg1);
+	if (len > 0)
+		memcpy(out + FEEDPROTO_HEADER_BYTES, payload, len);
+	/* Never send what the other side would refuse. */
+	if (feedproto_decode(out, FEEDPROTO_HEADER_BYTES + len, false, &f) != FEEDPROTO_OK)
+		return 0;
+	return FEEDPROTO_HEADER_BYTES + len;
+}
+
+size_t
+feedproto_encode_answer(uint8_t *out, size_t cap, int status, const struct feedproto_state *st)
+{
+	uint8_t p[FEEDPROTO_STATE_BYTES];
+	int r;
+
+	if (st == NULL)
+		return feedproto_encode(out, cap, FEEDPROTO_ANSWER, (uint32_t)status, 0, NULL, 0);
+	feedproto_put32(p, st->crng_ready ? FEEDPROTO_STATE_CRNG_READY : 0);
+	feedproto_put32(p + 4, st->entropy_avail);
+	feedproto_put32(p + 8, st->worker_restarts);
+	for (r = FEEDPROTO_MALFORMED; r < FEEDPROTO_NREFUSALS; r++)
+		feedproto_put32(p + 12 + 4 * (r - FEEDPROTO_MALFORMED), st->refused[r]);
+	feedproto_put64(p + 32, st->bits_credited);
+	feedproto_put64(p + 40, st->adds);
+	feedproto_put32(p + 48, st->last_exit);
+	feedproto_put32(p + 52, st->worker_exits);
+	return feedproto_encode(out, cap, FEEDPROTO_ANSWER, (uint32_t)status, 0, p, sizeof p);
+}
+
+void
+feedproto_answer_state(const struct feedproto_frame *f, struct feedproto_state *st)
+{
+	const uint8_t *p = f->payload;
+	int r;
+
+	memset(st, 0, sizeof *st);
+	if (f->type != FEEDPROTO_ANSWER || f->len != FEEDPROTO_STATE_BYTES)
+		return;
+	st->crng_ready = (feedproto_get32(p) & FEEDPROTO_STATE_CRNG_READY) != 0;
+	st->entropy_avail = feedproto_get32(p + 4);
+	st->worker_restarts = feedproto_get32(p + 8);
+	for (r = FEEDPROTO_MALFORMED; r < FEEDPROTO_NREFUSALS; r++)
+		st->refused[r] = feedproto_get32(p + 12 + 4 * (r - FEEDPROTO_MALFORMED));
+	st->bits_credited = feedproto_get64(p + 32);
+	st->adds = feedproto_get64(p + 40);
+	st->last_exit = feedproto_get32(p + 48);
+	st->worker_exits = feedproto_get32(p + 52);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_FEEDPROTO_H
+#define ENTROPYD_FEEDPROTO_H
+/*
+ * The frames the daemon's processes exchange over SOCK_SEQPACKET sockets:
+ * one frame per message, so a frame arrives whole or not at all, even when
+ * its sender dies while writing.
+ *
+ *   worker -> feeder      HELLO, ADD {credit, bytes}, MIX {bytes}, RESEED,
+ *                         QUERY, STATUS {text}; each answered by one ANSWER
+ *   supervisor -> feeder  STARTED {pid} (with the worker's socket), EXITED
+ *                         {pid, wait status}
+ *   feeder -> supervisor  SPAWN, KILL {pid}, SIGNAL {signo}, STOP
+ *
+ * A frame is a 16-byte header, all fields little-endian, then its payload:
+ *   u16 type, u16 zero, u32 payload length, u32 arg0, u32 arg1
+ * ADD's arg0 is its credit in bits; STARTED, EXITED and KILL carry a pid in
+ * arg0 (EXITED's is 0 for a worker that could not be forked); EXITED's arg1 is
+ * the wait status; SIGNAL's arg0 the signal; an
+ * ANSWER's arg0 is 0 or the errno of what the feeder did. Every other
+ * argument is 0.
+ *
+ * feedproto_decode() is the whole of the validation: a frame it accepts is
+ * well formed, at most FEEDPROTO_MAX_PAYLOAD bytes, and an ADD credits at
+ * most 8 bits per byte it carries.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FEEDPROTO_HEADER_BYTES 16
+/* The most bytes one ADD or MIX carries (RNDADDENTROPY's buffer here). */
+#define FEEDPROTO_MAX_PAYLOAD 4096
+#define FEEDPROTO_MAX_FRAME (FEEDPROTO_HEADER_BYTES + FEEDPROTO_MAX_PAYLOAD)
+/* The most credit a byte may carry. */
+#define FEEDPROTO_MAX_BITS_PER_BYTE 8
+/* The longest STATUS text (printable ASCII). */
+#define FEEDPROTO_MAX_STATUS 256
+
+enum feedproto_type {
+	FEEDPROTO_HELLO = 1,     /* the worker is up (privileges dropped) */
+	FEEDPROTO_ADD = 2,       /* RNDADDENTROPY: the bytes, credited arg0 bits */
+	FEEDPROTO_MIX = 3,       /* a plain write: the bytes, uncredited */
+	FEEDPROTO_RESEED = 4,    /* RNDRESEEDCRNG */
+	FEEDPROTO_QUERY = 5,     /* the pool's state and the feeder's counters */
+	FEEDPROTO_STATUS = 6,    /* a systemd STATUS= line for the feeder to send */
+	FEEDPROTO_ANSWER = 16,   /* to each worker request */
+	FEEDPROTO_STARTED = 32,  /* a worker was forked; its socket comes along */
+	FEEDPROTO_EXITED = 33,   /* the worker ended */
+	FEEDPROTO_SPAWN = 48,    /* start a worker */
+	FEEDPROTO_KILL = 49,     /* kill this worker (SIGKILL) */
+	FEEDPROTO_SIGNAL = 50,   /* pass this signal on to the worker */
+	FEEDPROTO_STOP = 51,     /* stop the worker, then exit */
+};
+
+/* Why a frame was refused; the names are the metrics' reason labels. */
+enum feedproto_refusal {
+	FEEDPROTO_OK = 0,
+	FEEDPROTO_MALFORMED,     /* short, sizes that disagree, nonzero reserved fields */
+	FEEDPROTO_UNKNOWN_TYPE,  /* not a type, or not one the sender may send */
+	FEEDPROTO_OVERSIZED,     /* a payload above FEEDPROTO_MAX_PAYLOAD */
+	FEEDPROTO_CREDIT,        /* more than 8 bits of credit per byte */
+	FEEDPROTO_FLOOD,         /* a request sent before the last one was answered */
+	FEEDPROTO_NREFUSALS
+};
+
+/* One decoded frame; payload points into the buffer it was decoded from. */
+struct feedproto_frame {
+	enum feedproto_type type;
+	uint32_t arg0, arg1;
+	const uint8_t *payload;
+	size_t len;
+};
+
+/* The feeder's state, as an ANSWER to QUERY or HELLO carries it. */
+struct feedproto_state {
+	bool crng_ready;
+	uint32_t entropy_avail;      /* bits in the input pool */
+	uint32_t worker_restarts;    /* workers started after the first */
+	uint32_t refused[FEEDPROTO_NREFUSALS]; /* frames refused, by reason ([0] unused) */
+	uint64_t bits_credited;      /* credited to the kernel, every worker together */
+	uint64_t adds;               /* RNDADDENTROPY calls that succeeded */
+	uint32_t last_exit;          /* wait status of the last worker that ended */
+	uint32_t worker_exits;       /* workers that ended */
+};
+#define FEEDPROTO_STATE_BYTES 56
+
+/*
+ * Check and decode one received frame. truncated says the socket cut the
+ * message short (it was longer than the buffer). FEEDPROTO_OK, or why not.
+ */
+enum feedproto_refusal feedproto_decode(const uint8_t *buf, size_t len, bool truncated,
+    struct feedproto_frame *);
+/*
+ * Encode a frame into out (at least FEEDPROTO_HEADER_BYTES + len bytes).
+ * Returns the frame's length, or 0 when it would not decode (the sender's
+ * bug: nothing is sent).
+ */
+size_t feedproto_encode(uint8_t *out, size_t cap, enum feedproto_type, uint32_t arg0,
+    uint32_t arg1, const void *payload, size_t len);
+/* An ANSWER frame carrying status (0 or an errno) and, when st is not NULL, the state. */
+size_t feedproto_encode_answer(uint8_t *out, size_t cap, int status,
+    const struct feedproto_state *st);
+/* The state an ANSWER carries (zeros when it carries none). */
+void feedproto_answer_state(const struct feedproto_frame *, struct feedproto_state *);
+/* Whether a worker may send frames of this type. */
+bool feedproto_from_worker(enum feedproto_type);
+/* The metric label of a refusal ("malformed", "credit", ...). */
+const char *feedproto_refusal_name(enum feedproto_refusal);
+
+#endif
