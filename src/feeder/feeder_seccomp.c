@@ -9,7 +9,8 @@
  * sockets (the worker's, the supervisor's, syslog's and systemd's), poll,
  * close, getrandom (is the CRNG ready), reaping the supervisor, clocks,
  * getpid (syslog), memory without PROT_EXEC (syslog's buffers), its own
- * signal stack, dup2 (stderr onto /dev/null once the daemon is up), exit;
+ * signal stack, dup2 (stderr onto /dev/null once the daemon is up), futex
+ * (the C library's and the sanitizers' locks, which spin when refused), exit;
  * ioctl only on the /dev/random descriptor and only RNDADDENTROPY,
  * RNDRESEEDCRNG and RNDGETENTCNT.
  * Killed at once: exec, ptrace, fork and clone, id and capability changes,
@@ -83,6 +84,10 @@ static const int feeder_allowed[] = {
 	__NR_clock_gettime64,
 #endif
 	__NR_gettimeofday, __NR_getpid, __NR_brk, __NR_munmap, __NR_fstat,
+	__NR_futex,
+#ifdef __NR_futex_time64
+	__NR_futex_time64,
+#endif
 	__NR_rt_sigprocmask, __NR_rt_sigreturn, __NR_restart_syscall,
 	__NR_sigaltstack, /* the C runtime's and sanitizers' signal stacks */
 #ifdef __NR_dup2

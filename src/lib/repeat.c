@@ -436,8 +436,9 @@ repeat_take(struct repeat *r, const uint8_t *buf, size_t len, bool flush,
 	keep = (size_t)(r->pos - to);
 	if (to < start) {
 		memmove(r->hold, r->hold + (to - (start - held)), (size_t)(start - to));
-		memcpy(r->hold + (start - to), buf, len);
-	} else {
+		if (len > 0)
+			memcpy(r->hold + (start - to), buf, len);
+	} else if (keep > 0) {
 		memcpy(r->hold, buf + (to - start), keep);
 	}
 	if (held > keep)
