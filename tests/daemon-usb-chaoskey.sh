@@ -11,7 +11,7 @@ entropyctl=$top_builddir/entropyctl
 entropytest=$top_builddir/entropytest
 fake=$top_builddir/tests/usb-fake-chaoskey
 [ -x "$fake" ] || skip_all "built without umockdev (libumockdev-dev) or libusb"
-plan 20
+plan 22
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 mkfifo "$tmp/ctl"
