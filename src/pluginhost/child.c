@@ -193,20 +193,28 @@ child_module_log(struct entropyd_module *m, int priority, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void
-child_unusable(struct entropyd_module *m, const char *fmt, ...)
+/* Send the daemon a message carrying one formatted line. */
+static void __attribute__((format(printf, 2, 0)))
+child_send_line(uint16_t type, const char *fmt, va_list ap)
 {
 	struct pluginproto_msg msg;
 	uint8_t buf[PLUGINPROTO_STRING_MAX + 64];
 	char line[PLUGINPROTO_STRING_MAX];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	pluginproto_begin(&msg, buf, sizeof buf, type, 0);
+	pluginproto_put_str(&msg, line);
+	child_send(&msg);
+}
+
+static void
+child_unusable(struct entropyd_module *m, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	child_send_line(PP_UNUSABLE, fmt, ap);
 	va_end(ap);
-	pluginproto_begin(&msg, buf, sizeof buf, PP_UNUSABLE, 0);
-	pluginproto_put_str(&msg, line);
-	child_send(&msg);
 }
 
 /* An option's value as given, or its default, or NULL. */
@@ -852,17 +860,11 @@ child_send_loaded(const struct entropyd_source *src)
 static int
 child_refuse(const char *fmt, ...)
 {
-	struct pluginproto_msg m;
-	uint8_t buf[PLUGINPROTO_STRING_MAX + 64];
-	char reason[PLUGINPROTO_STRING_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof reason, fmt, ap);
+	child_send_line(PP_REFUSED, fmt, ap);
 	va_end(ap);
-	pluginproto_begin(&m, buf, sizeof buf, PP_REFUSED, 0);
-	pluginproto_put_str(&m, reason);
-	child_send(&m);
 	return EX_OK;
 }
 

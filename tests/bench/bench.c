@@ -118,6 +118,27 @@ bench_sha256(const uint8_t *buf, size_t len)
 	return bench_now() - t0;
 }
 
+/*
+ * The arguments MB RUNS of a command NAME: a buffer of MB megabytes of
+ * random bytes (its length in *len) and the runs, or NULL after the usage.
+ */
+static uint8_t *
+bench_random_buffer(const char *name, int argc, char **argv, size_t *len, int *runs)
+{
+	uint8_t *buf;
+
+	if (argc != 2 || atof(argv[0]) <= 0 || atoi(argv[1]) < 1) {
+		fprintf(stderr, "usage: entropyd-bench %s MB RUNS\n", name);
+		return NULL;
+	}
+	*len = (size_t)(atof(argv[0]) * 1e6);
+	*runs = atoi(argv[1]);
+	condition_global_init();
+	buf = xmalloc(*len);
+	gcry_randomize(buf, *len, GCRY_WEAK_RANDOM);
+	return buf;
+}
+
 /* Conditioner against raw SHA-256, interleaved over runs. */
 static int
 bench_condition_cmd(int argc, char **argv)
@@ -126,15 +147,8 @@ bench_condition_cmd(int argc, char **argv)
 	uint8_t *buf;
 	int runs, r;
 
-	if (argc != 2 || atof(argv[0]) <= 0 || atoi(argv[1]) < 1) {
-		fprintf(stderr, "usage: entropyd-bench condition MB RUNS\n");
+	if ((buf = bench_random_buffer("condition", argc, argv, &len, &runs)) == NULL)
 		return EX_USAGE;
-	}
-	len = (size_t)(atof(argv[0]) * 1e6);
-	runs = atoi(argv[1]);
-	condition_global_init();
-	buf = xmalloc(len);
-	gcry_randomize(buf, len, GCRY_WEAK_RANDOM);
 	bench_sha256(buf, len);		/* warm up caches and the CPU */
 	for (r = 0; r < runs; r++) {
 		double tc = bench_condition(buf, len);
@@ -176,15 +190,8 @@ bench_pipeline_cmd(int argc, char **argv)
 	uint8_t *buf;
 	int runs, r;
 
-	if (argc != 2 || atof(argv[0]) <= 0 || atoi(argv[1]) < 1) {
-		fprintf(stderr, "usage: entropyd-bench pipeline MB RUNS\n");
+	if ((buf = bench_random_buffer("pipeline", argc, argv, &len, &runs)) == NULL)
 		return EX_USAGE;
-	}
-	len = (size_t)(atof(argv[0]) * 1e6);
-	runs = atoi(argv[1]);
-	condition_global_init();
-	buf = xmalloc(len);
-	gcry_randomize(buf, len, GCRY_WEAK_RANDOM);
 	bench_pipeline_once(buf, len, false); /* warm up caches and the CPU */
 	for (r = 0; r < runs; r++) {
 		double with = bench_pipeline_once(buf, len, true);
