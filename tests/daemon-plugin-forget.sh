@@ -22,10 +22,9 @@ cp "$top_builddir/tests/plugins/.libs/testmarks.so" "$tmp/plugins/"
 marks_entropyd=$entropyd
 marks_entropyctl=$entropyctl
 marks_name=testmarks
-# 300 FIPS blocks: more than the FIFO, the sink's pipe, its pending buffer,
-# a reserve and the host's window (8 reads of 16 KiB) take, so all of them
-# hold bytes when reading stops and fresh data is left for after the change.
-head -c 750004 /dev/urandom >"$tmp/marks.data"
+# 100 FIPS blocks: more than the sink's pipe, its pending buffer, a reserve
+# and the host's window take, so all of them hold bytes when reading stops.
+head -c 250004 /dev/urandom >"$tmp/marks.data"
 marks_data=$tmp/marks.data
 size=$(wc -c <"$marks_data" | tr -d ' ')
 

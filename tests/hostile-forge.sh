@@ -5,4 +5,4 @@
 # over-reads, counts a protocol error and ends the host.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hostile-lib.sh"
-hostile_crash forge "protocol error: a read of 16384 bytes answered with more" read protocol
+hostile_crash forge "protocol error: a read of 4096 bytes answered with more" read protocol

@@ -302,17 +302,15 @@ static void
 engine_readable(int fd, short what, void *arg)
 {
 	struct entropyd_instance *inst = arg;
-	uint8_t buf[ENGINE_PLUGIN_READ_BYTES];
-	size_t len = pluginhost_is_proxy(inst->module->src) ? ENGINE_PLUGIN_READ_BYTES :
-	    ENGINE_POLL_READ_BYTES;
+	uint8_t buf[ENGINE_POLL_READ_BYTES];
 	ssize_t n;
 	int err;
 
 	errno = 0;
-	n = inst->module->src->read(inst->slot->source_state, buf, len);
+	n = inst->module->src->read(inst->slot->source_state, buf, sizeof buf);
 	err = errno;
 	engine_handle(inst, n, err, buf);
-	explicit_bzero(buf, len);
+	explicit_bzero(buf, sizeof buf);
 }
 
 /*

@@ -12,13 +12,6 @@
 #define ENGINE_STOP_TIMEOUT_MS 300u
 /* What a polled source is asked for per readable event. */
 #define ENGINE_POLL_READ_BYTES 4096
-/*
- * What a plugin's instance (its host's data socket) is asked for per
- * readable event: each read is a message from the host, so larger reads
- * keep the host's cost per byte below the pipeline's. The host's window of
- * reads in flight (PLUGINPROTO_WINDOW of them) must fit a socket's buffer.
- */
-#define ENGINE_PLUGIN_READ_BYTES 16384
 
 /*
  * Run the daemon: probe the enabled sources, read them on demand through

@@ -943,21 +943,6 @@ pluginhost_want(struct pluginhost_proxy *p, uint32_t len, uint32_t count)
 			p->wants[p->n_wants++] = len;
 }
 
-/*
- * Give the host's end of a data socket room for a whole window of answers
- * (the kernel doubles what is asked), so the host's blocking sends never
- * wait for the daemon whatever the system's default.
- */
-static void
-pluginhost_room(int sock)
-{
-	int want = PLUGINPROTO_WINDOW * (ENGINE_PLUGIN_READ_BYTES + 1024), have = 0;
-	socklen_t len = sizeof have;
-
-	if (getsockopt(sock, SOL_SOCKET, SO_SNDBUF, &have, &len) == 0 && have < 2 * want)
-		setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
-}
-
 static int
 pluginhost_open(struct entropyd_instance *inst, void **state)
 {
@@ -990,7 +975,6 @@ pluginhost_open(struct entropyd_instance *inst, void **state)
 		registry_set_error(inst, "socketpair: %s", strerror(errno));
 		return -1;
 	}
-	pluginhost_room(sv[1]);
 	pluginproto_begin(&msg, buf, sizeof buf, PP_OPEN, child_id);
 	if (pluginhost_send(h, &msg, sv[1]) == -1) {
 		close(sv[0]);
@@ -1005,7 +989,7 @@ pluginhost_open(struct entropyd_instance *inst, void **state)
 	p->generation = h->generation;
 	p->child_id = child_id;
 	p->data = sv[0];
-	pluginhost_want(p, ENGINE_PLUGIN_READ_BYTES, PLUGINPROTO_WINDOW);
+	pluginhost_want(p, ENGINE_POLL_READ_BYTES, PLUGINPROTO_WINDOW);
 	*state = p;
 	return 0;
 }
@@ -1094,7 +1078,7 @@ pluginhost_drop_stale(struct pluginhost_proxy *p, void *buf, size_t len, uint64_
 size_t
 pluginhost_forget(void *state)
 {
-	static uint8_t buf[ENGINE_PLUGIN_READ_BYTES]; /* the engine's reads: the wants' size */
+	static uint8_t buf[ENGINE_POLL_READ_BYTES]; /* the engine's reads: the wants' size */
 	struct pluginhost_proxy *p = state;
 	struct pluginproto_msg msg;
 	uint8_t req[32];

@@ -13,7 +13,7 @@
  *   FORKBOMB       fork()s 1000 times in probe() and logs how many succeeded
  *   RNDADD         opens /dev/random in probe() and tries RNDADDENTROPY, logging the result
  *   GARBAGE        writes a malformed message onto every socket it holds, in probe()
- *   FORGE          in read(), sends a forged 32 KiB data message for a 16 KiB read on
+ *   FORGE          in read(), sends a forged 8 KiB data message for a 4 KiB read on
  *                  every data socket of its host (bypassing the host's own checks)
  *   FLOOD          logs 20000 lines in probe()
  *   BITS_1000      claims 1000 bits per byte
@@ -184,8 +184,8 @@ hostile_read(void *state, void *buf, size_t len)
 #endif
 #ifdef FORGE
 	{
-		/* The host's data message: type 65 (PP_DATA), instance 1, 32 KiB. */
-		static unsigned char forged[8 + 32768] = { 65, 0, 0, 0, 1, 0, 0, 0 };
+		/* The host's data message: type 65 (PP_DATA), instance 1, 8 KiB. */
+		static unsigned char forged[8 + 8192] = { 65, 0, 0, 0, 1, 0, 0, 0 };
 		int fd, type;
 		socklen_t tlen;
 
