@@ -100,34 +100,33 @@ pluginproto_take(struct pluginproto_msg *m, size_t len)
 	return p;
 }
 
+/* Copy the next size bytes of the message into v; false (and bad) when short. */
+static bool
+pluginproto_get_fixed(struct pluginproto_msg *m, void *v, size_t size)
+{
+	const uint8_t *p = pluginproto_take(m, size);
+
+	if (p != NULL)
+		memcpy(v, p, size);
+	return p != NULL;
+}
+
 bool
 pluginproto_get_u32(struct pluginproto_msg *m, uint32_t *v)
 {
-	const uint8_t *p = pluginproto_take(m, sizeof *v);
-
-	if (p != NULL)
-		memcpy(v, p, sizeof *v);
-	return p != NULL;
+	return pluginproto_get_fixed(m, v, sizeof *v);
 }
 
 bool
 pluginproto_get_i32(struct pluginproto_msg *m, int32_t *v)
 {
-	const uint8_t *p = pluginproto_take(m, sizeof *v);
-
-	if (p != NULL)
-		memcpy(v, p, sizeof *v);
-	return p != NULL;
+	return pluginproto_get_fixed(m, v, sizeof *v);
 }
 
 bool
 pluginproto_get_f64(struct pluginproto_msg *m, double *v)
 {
-	const uint8_t *p = pluginproto_take(m, sizeof *v);
-
-	if (p != NULL)
-		memcpy(v, p, sizeof *v);
-	return p != NULL;
+	return pluginproto_get_fixed(m, v, sizeof *v);
 }
 
 bool
