@@ -12,7 +12,7 @@
 . "$(dirname "$0")/control-lib.sh"
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 [ -f "$plugin" ] || skip_all "the faulty test plugin is not built (make check builds it)"
-plan 47
+plan 51
 
 mkdir "$tmp/plugins"
 cp "$plugin" "$tmp/plugins/"
@@ -47,6 +47,8 @@ hcheck() {
 backoff_ms() {
 	ucurl "$sock" /sources | json "[s for s in d['sources'] if s['name'] == '$1'][0]['backoff_ms']" 2>/dev/null || echo 0
 }
+# cpu_ticks PID: the process's user and system time, in clock ticks.
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 # Predicates, for wait_for.
 grew() { [ "$(src "$1" "$2")" -gt "$3" ]; }
 is_running() { [ "$(state "$1")" = running ]; }
@@ -148,6 +150,31 @@ check "alone: all-ones words fail their blocks (/sources: $(src faulty blocks_fa
 check "alone: nothing conditioned, nothing written to the sink" sh -c \
     "test $(src faulty bytes_conditioned) -eq 0 && test ! -s '$tmp/out'"
 sigterm_within_a_second alone
+
+# Gone from the start: every open fails. The host answers a failed open at
+# once and closes its end, which must be read as the failure it is; taking
+# it for a running source that never answers made the daemon spin until the
+# stall timeout. Over several retries it stays absent, with its reason.
+echo vanish >"$mode"
+rm -f "$sock" "$tmp/out"
+run_entropyd -f -x all -n faulty -O "faulty:control:$mode" -O faulty:entropy:8 \
+    --plugin-dir "$tmp/plugins" --control-socket "$sock" -o "$tmp/out" 2>"$tmp/log" &
+pid=$!
+track $pid
+wait_for 100 test -S "$sock"
+ticks0=$(cpu_ticks "$pid")
+sleep 4
+ticks=$(($(cpu_ticks "$pid") - ticks0))
+reason=$(ucurl "$sock" /sources | json "[s for s in d['sources'] if s['name'] == 'faulty'][0]['last_error']" 2>/dev/null)
+check "gone from the start: absent after $(grep -c 'faulty: read' "$tmp/log") failed opens ($reason)" sh -c \
+    "test '$(state faulty)' = absent && echo '$reason' | grep -q 'No such device'"
+check "gone from the start: never taken for running (no stall), the daemon idles ($ticks ticks of CPU in 4 s)" \
+    sh -c "! grep -q 'stalled' '$tmp/log' && test $ticks -lt 100"
+echo good >"$mode"
+wait_for $(($(backoff_ms faulty) / 100 + 300)) grew faulty bytes_conditioned 0
+check "gone from the start: it runs once it is back" grew faulty bytes_conditioned 0
+show_if_failed "$tmp/log"
+sigterm_within_a_second "gone from the start"
 
 # ENOSPC: a file sink on /dev/full fails; the daemon says so in one line and
 # exits EX_IOERR (74) rather than carry on with nowhere to write.

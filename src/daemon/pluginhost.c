@@ -975,23 +975,51 @@ pluginhost_open(struct entropyd_instance *inst, void **state)
 		registry_set_error(inst, "socketpair: %s", strerror(errno));
 		return -1;
 	}
-	pluginproto_begin(&msg, buf, sizeof buf, PP_OPEN, child_id);
-	if (pluginhost_send(h, &msg, sv[1]) == -1) {
-		close(sv[0]);
-		close(sv[1]);
-		registry_note_error(inst, "plugin host ended");
-		return -1;
-	}
-	close(sv[1]);
 	p = xcalloc(1, sizeof *p);
 	p->host = h;
 	p->inst = inst;
 	p->generation = h->generation;
 	p->child_id = child_id;
 	p->data = sv[0];
+	/*
+	 * The first wants wait in the socket before the host holds it: a host
+	 * that fails the open answers and closes its end at once, and asking
+	 * after that would find no one to ask.
+	 */
 	pluginhost_want(p, ENGINE_POLL_READ_BYTES, PLUGINPROTO_WINDOW);
+	pluginproto_begin(&msg, buf, sizeof buf, PP_OPEN, child_id);
+	if (pluginhost_send(h, &msg, sv[1]) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		free(p);
+		registry_note_error(inst, "plugin host ended");
+		return -1;
+	}
+	close(sv[1]);
 	*state = p;
 	return 0;
+}
+
+/*
+ * Whether a message taken while forgetting is one the host may send: the
+ * answer to a read asked for (bytes, or a read's end), or an end unasked
+ * for (an open that failed is answered before any read).
+ */
+static bool
+pluginhost_expected(const struct pluginhost_proxy *p, const struct pluginproto_header *hd,
+    ssize_t n)
+{
+	if (hd->type == PP_DATA)
+		return p->n_wants > 0 && n > 0;
+	return hd->type == PP_RESULT && n == (ssize_t)sizeof p->result;
+}
+
+/* A message answered the oldest read asked for, if one was. */
+static void
+pluginhost_answered(struct pluginhost_proxy *p)
+{
+	if (p->n_wants > 0)
+		memmove(p->wants, p->wants + 1, --p->n_wants * sizeof p->wants[0]);
 }
 
 /* A host broke the data protocol: note it on the instance and end the host. */
@@ -1050,14 +1078,12 @@ pluginhost_drop_stale(struct pluginhost_proxy *p, void *buf, size_t len, uint64_
 			p->forgotten_seq = seq;
 			continue;
 		}
-		if (p->n_wants == 0 || (hd.type != PP_DATA && hd.type != PP_RESULT) ||
-		    (hd.type == PP_DATA && n == 0) ||
-		    (hd.type == PP_RESULT && n != (ssize_t)sizeof p->result)) {
+		if (!pluginhost_expected(p, &hd, n)) {
 			explicit_bzero(buf, cap);
 			pluginhost_data_error(p, "an unexpected message on a data socket");
 			return -1;
 		}
-		memmove(p->wants, p->wants + 1, --p->n_wants * sizeof p->wants[0]);
+		pluginhost_answered(p);
 		if (hd.type == PP_RESULT) {
 			/* No bytes: the end of the instance's input stands. */
 			memcpy(p->result, buf, sizeof p->result);
@@ -1128,11 +1154,14 @@ pluginhost_read(void *state, void *buf, size_t len)
 		return ENTROPYD_READ_AGAIN;
 	}
 	if (p->n_wants == 0) {
-		/* Only when asking failed (a full queue): ask again. */
+		/*
+		 * Only when asking failed: ask again. A queue that was full
+		 * drains; a host that closed the socket left its last word in
+		 * it (an open that failed), which is read below.
+		 */
 		pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW);
-		return ENTROPYD_READ_AGAIN;
 	}
-	cap = len < p->wants[0] ? len : p->wants[0];
+	cap = p->n_wants > 0 && p->wants[0] < len ? p->wants[0] : len;
 	n = pluginproto_recv_split(p->data, &hd, buf, cap);
 	if (n == -1 && errno == EAGAIN)
 		return ENTROPYD_READ_AGAIN;
@@ -1149,7 +1178,11 @@ pluginhost_read(void *state, void *buf, size_t len)
 		explicit_bzero(buf, cap);
 		return pluginhost_data_error(p, what);
 	}
-	memmove(p->wants, p->wants + 1, --p->n_wants * sizeof p->wants[0]);
+	if (hd.type == PP_DATA && p->n_wants == 0) {
+		explicit_bzero(buf, cap);
+		return pluginhost_data_error(p, "bytes that were not asked for");
+	}
+	pluginhost_answered(p);
 	if (hd.type == PP_DATA && n > 0) {
 		if (p->n_wants <= PLUGINPROTO_WINDOW / 2)
 			pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW - p->n_wants);

@@ -751,6 +751,13 @@ child_open(uint32_t id, int data)
 	}
 	return;
 fail:
+	/*
+	 * The daemon's first wants wait in the socket: take them, for a
+	 * socket closed with unread messages resets, and the daemon would
+	 * see the reset instead of the reason.
+	 */
+	while (recv(data, head, sizeof head, MSG_DONTWAIT) > 0)
+		continue;
 	pluginproto_begin(&m, head, sizeof head, PP_RESULT, id);
 	pluginproto_put_i32(&m, ENTROPYD_READ_ERROR);
 	pluginproto_put_i32(&m, err);
