@@ -139,7 +139,14 @@ privsep_feeder(struct sink *sink, pid_t supervisor, int supervisor_fd)
 		fatalc(EX_OSERR, "%s", err);
 	if (rc == 1)
 		log_warnx("%s", err);
-	exit(feeder_run(&f, supervisor, supervisor_fd, signal_fd));
+	rc = feeder_run(&f, supervisor, supervisor_fd, signal_fd);
+	/*
+	 * _exit: under the filter nothing more may run at exit. A sanitizer
+	 * build's leak check stops the world with ptrace, which the filter
+	 * refuses; its failure report then waited forever on itself.
+	 */
+	fflush(NULL);
+	_exit(rc);
 }
 
 /* A new worker's sink: requests to the feeder instead of /dev/random. */
