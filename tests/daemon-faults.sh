@@ -31,6 +31,16 @@ start() {
 	track $pid
 	wait_for 100 test -S "$sock"
 }
+# start_alone MODE: a daemon with the faulty source alone, in MODE, to a file sink.
+start_alone() {
+	echo "$1" >"$mode"
+	rm -f "$sock" "$tmp/out"
+	run_entropyd -f -x all -n faulty -O "faulty:control:$mode" -O faulty:entropy:8 \
+	    --plugin-dir "$tmp/plugins" --control-socket "$sock" -o "$tmp/out" 2>"$tmp/log" &
+	pid=$!
+	track $pid
+	wait_for 100 test -S "$sock"
+}
 # src NAME FIELD: a counter of source NAME from /sources.
 src() {
 	ucurl "$sock" /sources | json "[s for s in d['sources'] if s['name'] == '$1'][0]['counters']['$2']" 2>/dev/null || echo -1
@@ -137,13 +147,7 @@ vanish state-fails
 ROWS
 
 # Only the bad source: not one byte reaches the sink, the failures are counted.
-echo ones >"$mode"
-rm -f "$sock" "$tmp/out"
-run_entropyd -f -x all -n faulty -O "faulty:control:$mode" -O faulty:entropy:8 \
-    --plugin-dir "$tmp/plugins" --control-socket "$sock" -o "$tmp/out" 2>"$tmp/log" &
-pid=$!
-track $pid
-wait_for 100 test -S "$sock"
+start_alone ones
 wait_for 300 failed_more 30
 check "alone: all-ones words fail their blocks (/sources: $(src faulty blocks_failed) failed)" \
     failed_more 30
@@ -155,13 +159,7 @@ sigterm_within_a_second alone
 # once and closes its end, which must be read as the failure it is; taking
 # it for a running source that never answers made the daemon spin until the
 # stall timeout. Over several retries it stays absent, with its reason.
-echo vanish >"$mode"
-rm -f "$sock" "$tmp/out"
-run_entropyd -f -x all -n faulty -O "faulty:control:$mode" -O faulty:entropy:8 \
-    --plugin-dir "$tmp/plugins" --control-socket "$sock" -o "$tmp/out" 2>"$tmp/log" &
-pid=$!
-track $pid
-wait_for 100 test -S "$sock"
+start_alone vanish
 ticks0=$(cpu_ticks "$pid")
 sleep 4
 ticks=$(($(cpu_ticks "$pid") - ticks0))

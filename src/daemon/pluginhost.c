@@ -1001,7 +1001,7 @@ pluginhost_open(struct entropyd_instance *inst, void **state)
 }
 
 /*
- * Whether a message taken while forgetting is one the host may send: the
+ * Whether a message on a data socket is one the host may send: the
  * answer to a read asked for (bytes, or a read's end), or an end unasked
  * for (an open that failed is answered before any read).
  */
@@ -1178,20 +1178,18 @@ pluginhost_read(void *state, void *buf, size_t len)
 		explicit_bzero(buf, cap);
 		return pluginhost_data_error(p, what);
 	}
-	if (hd.type == PP_DATA && p->n_wants == 0) {
+	if (hd.type == PP_FORGOTTEN)
+		return pluginhost_data_error(p, "an unasked-for end of forgetting");
+	if (!pluginhost_expected(p, &hd, n)) {
 		explicit_bzero(buf, cap);
-		return pluginhost_data_error(p, "bytes that were not asked for");
+		return pluginhost_data_error(p, "an unexpected message on a data socket");
 	}
 	pluginhost_answered(p);
-	if (hd.type == PP_DATA && n > 0) {
+	if (hd.type == PP_DATA) {
 		if (p->n_wants <= PLUGINPROTO_WINDOW / 2)
 			pluginhost_want(p, (uint32_t)len, PLUGINPROTO_WINDOW - p->n_wants);
 		return n;
 	}
-	if (hd.type == PP_FORGOTTEN)
-		return pluginhost_data_error(p, "an unasked-for end of forgetting");
-	if (hd.type != PP_RESULT || n != (ssize_t)sizeof result)
-		return pluginhost_data_error(p, "an unexpected message on a data socket");
 	memcpy(result, buf, sizeof result);
 	explicit_bzero(buf, sizeof result);
 	if (result[0] > 0)
