@@ -29,12 +29,20 @@ c='d["checks"]["file:state"][0]'
 check "check file:state has componentId, componentType, observedValue, status, time" \
     test "$(json "$c[\"componentId\"], $c[\"componentType\"], $c[\"observedValue\"], $c[\"status\"], len($c[\"time\"])" <"$tmp/h.json")" = \
     "file entropy-source running pass 20"
-c='d["checks"]["file:failedBlocks"][0]'
-# Random input fails a FIPS 140-2 block about once in 1300: the rate is a
-# small percentage, not always 0.
-rate=$(json "$c[\"observedUnit\"], 0 <= $c[\"observedValue\"] <= 1, $c[\"observedValue\"]" <"$tmp/h.json")
-check "check file:failedBlocks is the recent failure rate in %, at most 1 ($rate)" \
-    test "${rate% *}" = "% True"
+# Random input fails a FIPS 140-2 block about once in 1300, so the rate is
+# a small percentage, not always 0 (one failure in the first 79 blocks is
+# 1.27%): some share of the last 1024 tests or fewer, in percent, and pass,
+# as a warning needs at least 8 failures.
+rate=$(python3 -c '
+import json, sys
+c = json.load(sys.stdin)["checks"]["file:failedBlocks"][0]
+v = c["observedValue"]
+shares = [(f, t) for t in range(1, 1025) for f in range(0, t + 1)
+          if abs(100 * f / t - v) < 1e-9]
+good = c["observedUnit"] == "%" and shares != [] and c["status"] == "pass"
+print("good" if good else "bad", v, c["status"])' <"$tmp/h.json")
+check "check file:failedBlocks is the recent failure rate in % (${rate#* })" \
+    test "${rate%% *}" = good
 check "/health reports the sink's state" \
     test "$(json 'd["sink"]["kind"], d["sink"]["state"], d["checks"]["sink:bitsCredited"][0]["status"]' <"$tmp/h.json")" = \
     "discard ok pass"

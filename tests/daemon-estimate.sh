@@ -12,7 +12,7 @@ entropyctl=$top_builddir/entropyctl
 entropytest=$top_builddir/entropytest
 libs=$top_builddir/tests/plugins/.libs
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
-plan 17
+plan 16
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # field SOURCE EXPR: a Python expression over d, the source's /sources object.
@@ -83,7 +83,7 @@ check "turned noisy, it measures well again, but a lowered credit is never raise
     holds testraw 'd["estimate"]["online"]["bits"] > 4 and d["estimate"]["bits"] < 0.5'
 stop $pid
 
-# 10-14: jitter on an emulated 24 MHz counter; its first samples captured.
+# 10-13: jitter on an emulated 24 MHz counter; its first samples captured.
 "$entropyd" -f -x all -n jitter -O jitter:quantize_hz:24M -o "$tmp/jout" \
     --capture "jitter:200000:$tmp/j24.bin" 2>"$tmp/jlog" &
 pid=$!
@@ -103,12 +103,14 @@ offline=$(sed -n 's/^min over these: \([0-9.]*\) .*/\1/p' "$tmp/j24.est")
 check "24 MHz: credited ($credited) at most entropytest -e on the captured samples ($offline)" \
     awk -v c="$credited" -v o="$offline" 'BEGIN { exit !(c != "" && o != "" && c <= o) }'
 show_if_failed "$tmp/j24.est"
-check "24 MHz: the claim of 1/3 bit is far above what the samples hold" \
-    awk -v o="$offline" 'BEGIN { exit !(o != "" && o < 2 / 3) }'
+# How far below the claim the samples fall depends on the machine and its
+# load (on an idle one, well under 0.1 bits; preemption adds spread): what
+# must hold is the bound above, not a figure.
+diag "24 MHz: entropytest -e measures $offline bits per sample; the claim is 1/3"
 check "24 MHz: the run said why the credit fell" grep -Eq \
     "jitter: (credit lowered from|start-up: the clock is too coarse for)" "$tmp/jlog"
 
-# 15-17: --capture of 12-bit samples writes bits 0-7 and says so.
+# 14-16: --capture of 12-bit samples writes bits 0-7 and says so.
 "$entropyd" -f -x all -n testraw12 -O testraw12:mode:count --plugin-dir "$tmp/plugins" \
     --capture "testraw12:5000:$tmp/c12.bin" -o "$tmp/out12" 2>"$tmp/clog" &
 pid=$!

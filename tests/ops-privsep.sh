@@ -379,17 +379,20 @@ strace -f -qq -e trace=ioctl -o "$tmp/trace5" \
     "$entropyd" -f -d -x all -n "$src" --control-socket "$tmp/ctl5" 2>"$tmp/log5" &
 straced=$!
 track $straced
-wait_for 200 grep -q "first feed" "$tmp/log5"
+# Long waits: the kernel's hwrng is slow and shared with the tests running
+# beside this one, and each worker tests 2500 bytes before its first feed.
+wait_for 600 grep -q "first feed" "$tmp/log5"
 feeder=$(sed -n 's/.*feeder: pid \([0-9]*\) holds.*/\1/p' "$tmp/log5")
-wait_for 100 grep -q "refused a frame from the worker (pid [0-9]*): credit" "$tmp/log5"
+wait_for 600 grep -q "refused a frame from the worker (pid [0-9]*): credit" "$tmp/log5"
 # fed_after_restart LOG: the last "first feed" comes after the last restart.
 fed_after_restart() {
 	awk '/worker restarted/ { r = NR } /first feed/ { f = NR } END { exit !(r > 0 && f > r) }' "$1"
 }
-wait_for 200 fed_after_restart "$tmp/log5"
+wait_for 600 fed_after_restart "$tmp/log5"
 check "the worker's frame (9 bits a byte) is refused, logged, and the worker killed" sh -c \
     "grep -q 'refused a frame from the worker (pid [0-9]*): credit' '$tmp/log5' &&
      grep -q 'the worker (pid [0-9]*) killed by signal 9' '$tmp/log5'"
+show_if_failed "$tmp/log5"
 check "a new worker is started and feeds the kernel" fed_after_restart "$tmp/log5"
 wait_for 100 test -S "$tmp/ctl5"
 ucurl "$tmp/ctl5" /metrics >"$tmp/m5"

@@ -358,6 +358,7 @@ Test(options, stall_timeout_and_repeat_test)
 	options_free(&cfg);
 	PARSE_OK("-f");
 	cr_assert(!cfg.no_repeat_test, "the repeat test is on by default");
+	options_free(&cfg);
 	cr_assert_eq(options_stall_timeout("30", &secs), 0);
 	cr_assert_eq(secs, 30);
 	cr_assert_eq(options_stall_timeout("86401", &secs), -1);
