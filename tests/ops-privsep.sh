@@ -367,8 +367,9 @@ else
 fi
 
 # --- 38-42: a compromised worker: tests/worker-cheat.c, preloaded, makes the
-# third ADD frame the worker sends claim 9 bits a byte, as code that took
-# over the worker could ----------------------------------------------------
+# third ADD frame the worker sends (the start-up burst is the first, a top-up
+# each second after it) claim 9 bits a byte, as code that took over the
+# worker could -------------------------------------------------------------
 cheat=$top_builddir/tests/.libs/worker-cheat.so
 if [ ! -f "$cheat" ]; then
 	for i in 1 2 3 4 5; do skip "the worker-cheat preload is not built"; done
@@ -376,7 +377,7 @@ if [ ! -f "$cheat" ]; then
 fi
 strace -f -qq -e trace=ioctl -o "$tmp/trace5" \
     env LD_PRELOAD="$cheat" ENTROPYD_TEST_CHEAT_ADD=3 \
-    "$entropyd" -f -d -x all -n "$src" --control-socket "$tmp/ctl5" 2>"$tmp/log5" &
+    "$entropyd" -f -d -x all -n "$src" -R 1 --control-socket "$tmp/ctl5" 2>"$tmp/log5" &
 straced=$!
 track $straced
 # Long waits: the kernel's hwrng is slow and shared with the tests running

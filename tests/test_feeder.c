@@ -37,6 +37,7 @@ struct journal {
 	int crng_ready;
 	int avail;
 	int fail_errno;    /* make every kernel call fail with this */
+	unsigned fail_from; /* nonzero: adds fail with EIO once this many calls were made */
 };
 
 static struct journal *j;
@@ -44,8 +45,8 @@ static struct journal *j;
 static int
 rec_add(struct feeder *f, const uint8_t *buf, size_t len, unsigned credit)
 {
-	if (j->fail_errno != 0) {
-		errno = j->fail_errno;
+	if (j->fail_errno != 0 || (j->fail_from != 0 && j->n >= j->fail_from)) {
+		errno = j->fail_errno != 0 ? j->fail_errno : EIO;
 		return -1;
 	}
 	if (j->n < sizeof j->r / sizeof j->r[0])
@@ -105,11 +106,27 @@ setup(void)
 
 TestSuite(feeder, .init = setup);
 
-/* A frame as a sender writes it; a hostile one is built by hand below. */
+/*
+ * A frame as a sender writes it, with len bytes of data; an ADD of one
+ * segment, credited arg0 bits. Its length, 0 if it would be refused.
+ */
+static size_t
+encode(enum feedproto_type t, uint32_t arg0, size_t len)
+{
+	struct feedproto_batch b = { 0 };
+
+	if (t != FEEDPROTO_ADD)
+		return feedproto_encode(frame, sizeof frame, t, arg0, 0, data, len);
+	if (feedproto_batch_add(&b, data, len, arg0) == -1)
+		return 0;
+	return feedproto_encode(frame, sizeof frame, t, b.segments, 0, b.payload, b.len);
+}
+
+/* encode(), which must succeed; a hostile frame is built by hand below. */
 static size_t
 frame_of(enum feedproto_type t, uint32_t arg0, size_t len)
 {
-	size_t n = feedproto_encode(frame, sizeof frame, t, arg0, 0, data, len);
+	size_t n = encode(t, arg0, len);
 
 	cr_assert_gt(n, 0, "type %d", t);
 	return n;
@@ -129,6 +146,23 @@ hostile(uint16_t type, uint32_t payload_len, uint32_t arg0, uint32_t arg1, size_
 		frame[4 + i] = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
 	memset(frame + FEEDPROTO_HEADER_BYTES, 0x33, len);
 	return FEEDPROTO_HEADER_BYTES + len;
+}
+
+/*
+ * An ADD of one segment whose header says seg_len bytes and credit bits,
+ * followed by bytes bytes, as a hostile worker could write it.
+ */
+static size_t
+hostile_segment(uint32_t seg_len, uint32_t credit, size_t bytes)
+{
+	uint32_t w[2] = { seg_len, credit };
+	size_t n = hostile(FEEDPROTO_ADD, (uint32_t)(FEEDPROTO_SEGMENT_HEADER_BYTES + bytes), 1, 0,
+	    FEEDPROTO_SEGMENT_HEADER_BYTES + bytes);
+	int i;
+
+	for (i = 0; i < 8; i++)
+		frame[FEEDPROTO_HEADER_BYTES + i] = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+	return n;
 }
 
 /* Hand a frame to the feeder; the refusal (or OK) and the answer's status and state. */
@@ -164,12 +198,56 @@ Test(feeder, an_add_within_the_ceiling_reaches_the_kernel)
 	cr_expect_eq(j->r[0].len, 64);
 	cr_expect_eq(j->r[0].credit, 512);
 	cr_expect_eq(j->r[0].first, 7);
-	/* The largest: 4096 bytes at 8 bits each. */
-	cr_assert_eq(handle(frame_of(FEEDPROTO_ADD, 8 * 4096, 4096), false, NULL, NULL),
+	/* The largest: 4088 bytes at 8 bits each. */
+	cr_assert_eq(handle(frame_of(FEEDPROTO_ADD, 8 * 4088, 4088), false, NULL, NULL),
 	    FEEDPROTO_OK);
-	cr_expect_eq(j->r[1].credit, 32768);
+	cr_expect_eq(j->r[1].credit, 8 * 4088);
 	cr_expect_eq(feeder.state.adds, 2);
-	cr_expect_eq(feeder.state.bits_credited, 512 + 32768);
+	cr_expect_eq(feeder.state.bits_credited, 512 + 8 * 4088);
+}
+
+/* An ADD of three segments, the first bytes 1, 2, 3. */
+static size_t
+three_segments(void)
+{
+	struct feedproto_batch b = { 0 };
+	uint8_t i;
+
+	for (i = 1; i <= 3; i++) {
+		memset(data, i, 100);
+		cr_assert_eq(feedproto_batch_add(&b, data, 10u * i, 8u * 10u * i), 0);
+	}
+	return feedproto_encode(frame, sizeof frame, FEEDPROTO_ADD, b.segments, 0, b.payload, b.len);
+}
+
+Test(feeder, each_segment_of_an_add_is_one_call_in_order)
+{
+	int status = -1;
+	unsigned i;
+
+	cr_assert_eq(handle(three_segments(), false, &status, NULL), FEEDPROTO_OK);
+	cr_expect_eq(status, 0);
+	cr_assert_eq(j->n, 3);
+	for (i = 0; i < 3; i++) {
+		cr_expect_eq(j->r[i].what, 'a');
+		cr_expect_eq(j->r[i].len, 10 * (i + 1));
+		cr_expect_eq(j->r[i].credit, 80 * (i + 1));
+		cr_expect_eq(j->r[i].first, i + 1, "segment %u in its place", i);
+	}
+	cr_expect_eq(feeder.state.adds, 3, "one call each");
+	cr_expect_eq(feeder.state.bits_credited, 80 + 160 + 240);
+}
+
+Test(feeder, a_failed_segment_ends_the_add_counting_what_was_done)
+{
+	int status = 0;
+
+	j->fail_from = 1; /* the second call fails */
+	cr_assert_eq(handle(three_segments(), false, &status, NULL), FEEDPROTO_OK);
+	cr_expect_eq(status, EIO, "the answer carries the failed call's errno");
+	cr_expect_eq(j->n, 1, "the third segment was not tried");
+	cr_expect_eq(feeder.state.adds, 1);
+	cr_expect_eq(feeder.state.bits_credited, 80, "only the first segment was credited");
 }
 
 Test(feeder, refused_frames_never_reach_the_kernel)
@@ -181,22 +259,34 @@ Test(feeder, refused_frames_never_reach_the_kernel)
 		bool truncated;
 		enum feedproto_refusal why;
 	} bad[] = {
-		{ FEEDPROTO_ADD, 64, 513, 0, 64, false, FEEDPROTO_CREDIT },
-		{ FEEDPROTO_ADD, 1, 9, 0, 1, false, FEEDPROTO_CREDIT },
-		{ FEEDPROTO_ADD, 0, 1, 0, 0, false, FEEDPROTO_CREDIT },
-		{ FEEDPROTO_ADD, 4096, 0xffffffffu, 0, 4096, false, FEEDPROTO_CREDIT },
 		{ FEEDPROTO_MIX, 64, 1, 0, 64, false, FEEDPROTO_CREDIT },
 		{ FEEDPROTO_ADD, 4097, 8, 0, 4097, false, FEEDPROTO_OVERSIZED },
 		{ FEEDPROTO_ADD, 64, 512, 0, 64, true, FEEDPROTO_OVERSIZED },
 		{ FEEDPROTO_ADD, 64, 512, 0, 60, false, FEEDPROTO_MALFORMED },
 		{ FEEDPROTO_ADD, 60, 480, 0, 64, false, FEEDPROTO_MALFORMED },
 		{ FEEDPROTO_ADD, 64, 512, 1, 64, false, FEEDPROTO_MALFORMED },
+		/* Header fields right, segments not: 0x33333333 bytes, or no segment. */
+		{ FEEDPROTO_ADD, 64, 1, 0, 64, false, FEEDPROTO_MALFORMED },
+		{ FEEDPROTO_ADD, 0, 1, 0, 0, false, FEEDPROTO_MALFORMED },
 		{ FEEDPROTO_RESEED, 0, 1, 0, 0, false, FEEDPROTO_MALFORMED },
 		{ 99, 0, 0, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
 		/* The supervisor's words and the feeder's own are not a worker's. */
 		{ FEEDPROTO_STARTED, 0, 1234, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
 		{ FEEDPROTO_KILL, 0, 1234, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
 		{ FEEDPROTO_ANSWER, 0, 0, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
+	};
+	/* Segments claiming more than 8 bits a byte: length, credit, bytes sent. */
+	static const struct {
+		uint32_t seg_len, credit;
+		size_t bytes;
+		enum feedproto_refusal why;
+	} greedy[] = {
+		{ 64, 513, 64, FEEDPROTO_CREDIT },
+		{ 1, 9, 1, FEEDPROTO_CREDIT },
+		{ 0, 1, 0, FEEDPROTO_MALFORMED }, /* an empty segment, credited */
+		{ 4088, 0xffffffffu, 4088, FEEDPROTO_CREDIT },
+		{ 4089, 8, 4089, FEEDPROTO_OVERSIZED },
+		{ 65, 8, 64, FEEDPROTO_MALFORMED }, /* longer than what follows */
 	};
 	uint32_t expect[FEEDPROTO_NREFUSALS] = { 0 };
 	size_t i, n;
@@ -205,6 +295,11 @@ Test(feeder, refused_frames_never_reach_the_kernel)
 		n = hostile(bad[i].type, bad[i].payload_len, bad[i].arg0, bad[i].arg1, bad[i].len);
 		cr_expect_eq(handle(n, bad[i].truncated, NULL, NULL), bad[i].why, "case %zu", i);
 		expect[bad[i].why]++;
+	}
+	for (i = 0; i < sizeof greedy / sizeof greedy[0]; i++) {
+		n = hostile_segment(greedy[i].seg_len, greedy[i].credit, greedy[i].bytes);
+		cr_expect_eq(handle(n, false, NULL, NULL), greedy[i].why, "segment case %zu", i);
+		expect[greedy[i].why]++;
 	}
 	/* A header cut short. */
 	hostile(FEEDPROTO_ADD, 0, 0, 0, 0);
@@ -228,7 +323,7 @@ Test(feeder, a_flood_of_bad_frames_is_refused_and_counted)
 		size_t len;
 
 		switch (i % 4) {
-		case 0: len = hostile(FEEDPROTO_ADD, 64, 64 * 8 + 1 + i, 0, 64); break;
+		case 0: len = hostile_segment(64, 64 * 8 + 1 + i, 64); break;
 		case 1: len = hostile(FEEDPROTO_ADD, 128, 8, 0, 64); break;
 		case 2: len = hostile(FEEDPROTO_MIX, 5000, 0, 0, 5000); break;
 		default: len = hostile((uint16_t)(200 + i % 50), 0, 0, 0, 0); break;
@@ -265,8 +360,7 @@ Test(feeder, query_mix_reseed_and_hello)
 
 	j->crng_ready = 1;
 	j->avail = 256;
-	hostile(FEEDPROTO_ADD, 8, 65, 0, 8);
-	cr_assert_eq(handle(FEEDPROTO_HEADER_BYTES + 8, false, NULL, NULL), FEEDPROTO_CREDIT);
+	cr_assert_eq(handle(hostile_segment(8, 65, 8), false, NULL, NULL), FEEDPROTO_CREDIT);
 	cr_assert_eq(handle(frame_of(FEEDPROTO_MIX, 0, 260), false, &status, NULL), FEEDPROTO_OK);
 	cr_expect_eq(status, 0);
 	cr_assert_eq(handle(frame_of(FEEDPROTO_RESEED, 0, 0), false, &status, NULL), FEEDPROTO_OK);
@@ -366,7 +460,7 @@ Test(feeder, an_oversized_datagram_is_refused_unread)
 	int sv[2];
 
 	pair(sv);
-	memcpy(big, frame, feedproto_encode(frame, sizeof frame, FEEDPROTO_ADD, 512, 0, data, 64));
+	memcpy(big, frame, frame_of(FEEDPROTO_ADD, 512, 64));
 	cr_assert_eq(send(sv[1], big, sizeof big, 0), (ssize_t)sizeof big);
 	cr_expect_eq(feeder_serve(&feeder, sv[0]), FEEDER_REFUSED);
 	cr_expect_eq(feeder.state.refused[FEEDPROTO_OVERSIZED], 1);
@@ -460,8 +554,7 @@ request(int fd, enum feedproto_type t, uint32_t credit, uint8_t first, size_t le
 	ssize_t got;
 
 	data[0] = first;
-	n = feedproto_encode(frame, sizeof frame, t, credit, 0, data, len);
-	if (send(fd, frame, n, 0) != (ssize_t)n)
+	if ((n = encode(t, credit, len)) == 0 || send(fd, frame, n, 0) != (ssize_t)n)
 		return -1;
 	got = recv(fd, answer, sizeof answer, 0);
 	if (got <= 0 || feedproto_decode(answer, (size_t)got, false, &a) != FEEDPROTO_OK)
@@ -506,7 +599,7 @@ worker_killed_mid_feed(int fd)
 		if (request(fd, FEEDPROTO_ADD, 512, i, 64, NULL) != 0)
 			return 1;
 	data[0] = MID_FEED_FRAMES;
-	send(fd, frame, feedproto_encode(frame, sizeof frame, FEEDPROTO_ADD, 512, 0, data, 64), 0);
+	send(fd, frame, encode(FEEDPROTO_ADD, 512, 64), 0);
 	raise(SIGKILL);
 	return 1;
 }
@@ -568,7 +661,7 @@ worker_cheats(int fd)
 
 	if (request(fd, FEEDPROTO_HELLO, 0, 0, 0, NULL) != 0)
 		return 1;
-	n = hostile(FEEDPROTO_ADD, 64, 9 * 64, 0, 64);
+	n = hostile_segment(64, 9 * 64, 64);
 	send(fd, frame, n, 0);
 	pause();
 	return 1;

@@ -26,6 +26,29 @@ raw(uint16_t type, uint16_t zero, uint32_t len, uint32_t arg0, uint32_t arg1, si
 	return FEEDPROTO_HEADER_BYTES + body;
 }
 
+/*
+ * A hand-written ADD that says it has arg0 segments: raw()'s header, then
+ * each segment's length and credit from the (length, credit) pairs and its
+ * bytes (0xa5). The header's length is what was written.
+ */
+static size_t
+raw_add(uint32_t arg0, size_t nseg, const uint32_t (*seg)[2])
+{
+	size_t i, off = FEEDPROTO_HEADER_BYTES, k;
+
+	for (i = 0; i < nseg; i++) {
+		for (k = 0; k < 8; k++)
+			buf[off + k] = (uint8_t)(seg[i][k / 4] >> (8 * (k % 4)));
+		memset(buf + off + 8, 0xa5, seg[i][0]);
+		off += 8 + seg[i][0];
+	}
+	raw(FEEDPROTO_ADD, 0, (uint32_t)(off - FEEDPROTO_HEADER_BYTES), arg0, 0, 0);
+	return off;
+}
+#define RAW_ADD(ARG0, ...)                                                          \
+	raw_add(ARG0, sizeof(const uint32_t[][2]){ __VA_ARGS__ } / sizeof(uint32_t[2]),  \
+	    (const uint32_t[][2]){ __VA_ARGS__ })
+
 /* Decode what raw() built. */
 static enum feedproto_refusal
 decode(size_t len)
@@ -38,8 +61,7 @@ decode(size_t len)
 Test(feedproto, every_type_round_trips)
 {
 	static const struct { enum feedproto_type t; uint32_t a0, a1; size_t len; } cases[] = {
-		{ FEEDPROTO_HELLO, 0, 0, 0 }, { FEEDPROTO_ADD, 512, 0, 64 },
-		{ FEEDPROTO_ADD, 8 * 4096, 0, 4096 }, { FEEDPROTO_MIX, 0, 0, 260 },
+		{ FEEDPROTO_HELLO, 0, 0, 0 }, { FEEDPROTO_MIX, 0, 0, 260 },
 		{ FEEDPROTO_RESEED, 0, 0, 0 }, { FEEDPROTO_QUERY, 0, 0, 0 },
 		{ FEEDPROTO_STATUS, 0, 0, 12 }, { FEEDPROTO_ANSWER, 13, 0, 0 },
 		{ FEEDPROTO_STARTED, 4242, 0, 0 }, { FEEDPROTO_EXITED, 4242, 0x0b, 0 },
@@ -104,28 +126,135 @@ Test(feedproto, oversized_frames_are_refused)
 	raw(FEEDPROTO_ADD, 0, 64, 512, 0, 64);
 	cr_expect_eq(feedproto_decode(buf, 80, true, &f), FEEDPROTO_OVERSIZED);
 	cr_expect_eq(decode(raw(FEEDPROTO_STATUS, 0, 257, 0, 0, 257)), FEEDPROTO_OVERSIZED);
-	/* The largest frame passes. */
-	cr_expect_eq(decode(raw(FEEDPROTO_ADD, 0, 4096, 8 * 4096, 0, 4096)), FEEDPROTO_OK);
-	cr_expect_eq(feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, 0, 0, payload, 4097), 0);
+	/* The largest frame passes: one segment of 4088 bytes at 8 bits each. */
+	cr_expect_eq(decode(RAW_ADD(1, { 4088, 8 * 4088 })), FEEDPROTO_OK);
+	cr_expect_eq(decode(RAW_ADD(1, { 4089, 0 })), FEEDPROTO_OVERSIZED);
+	cr_expect_eq(feedproto_encode(buf, sizeof buf, FEEDPROTO_MIX, 0, 0, payload, 4097), 0);
 }
 
 Test(feedproto, credit_above_eight_bits_a_byte_is_refused)
 {
-	size_t len;
+	uint32_t len;
 
-	for (len = 0; len <= 4096; len += len < 64 ? 1 : 509) {
-		cr_expect_eq(decode(raw(FEEDPROTO_ADD, 0, (uint32_t)len, (uint32_t)(8 * len), 0,
-		    len)), FEEDPROTO_OK, "%zu bytes at 8 bits", len);
-		cr_expect_eq(decode(raw(FEEDPROTO_ADD, 0, (uint32_t)len, (uint32_t)(8 * len + 1), 0,
-		    len)), FEEDPROTO_CREDIT, "%zu bytes at 8 bits and one more", len);
+	for (len = 1; len <= FEEDPROTO_MAX_SEGMENT_BYTES; len += len < 64 ? 1 : 509) {
+		cr_expect_eq(decode(RAW_ADD(1, { len, 8 * len })), FEEDPROTO_OK,
+		    "%u bytes at 8 bits", len);
+		cr_expect_eq(decode(RAW_ADD(1, { len, 8 * len + 1 })), FEEDPROTO_CREDIT,
+		    "%u bytes at 8 bits and one more", len);
 	}
 	/* No wrap-around: the largest counts are refused. */
-	cr_expect_eq(decode(raw(FEEDPROTO_ADD, 0, 4096, 0xffffffffu, 0, 4096)), FEEDPROTO_CREDIT);
-	cr_expect_eq(decode(raw(FEEDPROTO_ADD, 0, 4096, 0x80000000u, 0, 4096)), FEEDPROTO_CREDIT);
+	cr_expect_eq(decode(RAW_ADD(1, { 4088, 0xffffffffu })), FEEDPROTO_CREDIT);
+	cr_expect_eq(decode(RAW_ADD(1, { 4088, 0x80000000u })), FEEDPROTO_CREDIT);
+	/* Each segment by itself: a greedy one is not hidden by a modest one beside it. */
+	cr_expect_eq(decode(RAW_ADD(2, { 64, 0 }, { 64, 8 * 64 + 1 })), FEEDPROTO_CREDIT);
+	cr_expect_eq(decode(RAW_ADD(2, { 64, 16 * 64 }, { 64, 0 })), FEEDPROTO_CREDIT);
+	cr_expect_eq(decode(RAW_ADD(3, { 1, 8 }, { 2000, 16000 }, { 7, 56 })), FEEDPROTO_OK);
 	/* A mix is never credited: a credit on one is an attempt at it. */
 	cr_expect_eq(decode(raw(FEEDPROTO_MIX, 0, 64, 1, 0, 64)), FEEDPROTO_CREDIT);
-	/* And nothing that would be refused is ever encoded. */
-	cr_expect_eq(feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, 513, 0, payload, 64), 0);
+}
+
+Test(feedproto, an_add_is_segments_that_fill_it_exactly)
+{
+	/* arg0 is the count: 1 to 64. */
+	cr_expect_eq(decode(RAW_ADD(0, { 64, 512 })), FEEDPROTO_MALFORMED);
+	cr_expect_eq(decode(RAW_ADD(65, { 64, 512 })), FEEDPROTO_MALFORMED);
+	cr_expect_eq(decode(RAW_ADD(2, { 64, 512 })), FEEDPROTO_MALFORMED, "fewer than it says");
+	cr_expect_eq(decode(RAW_ADD(1, { 64, 512 }, { 64, 512 })), FEEDPROTO_MALFORMED,
+	    "more than it says");
+	cr_expect_eq(decode(RAW_ADD(2, { 64, 512 }, { 0, 0 })), FEEDPROTO_MALFORMED,
+	    "an empty segment");
+	cr_expect_eq(decode(raw(FEEDPROTO_ADD, 0, 0, 1, 0, 0)), FEEDPROTO_MALFORMED, "no payload");
+	/* A segment's length past the payload's end, small and huge. */
+	RAW_ADD(1, { 64, 512 });
+	buf[FEEDPROTO_HEADER_BYTES] = 65;
+	cr_expect_eq(decode(FEEDPROTO_HEADER_BYTES + 72), FEEDPROTO_MALFORMED);
+	memset(buf + FEEDPROTO_HEADER_BYTES, 0xff, 4);
+	cr_expect_eq(decode(FEEDPROTO_HEADER_BYTES + 72), FEEDPROTO_MALFORMED);
+	/* The second segment's header cut short; then bytes after the last segment. */
+	RAW_ADD(2, { 64, 512 }, { 1, 0 });
+	raw(FEEDPROTO_ADD, 0, 72 + 4, 2, 0, 0);
+	cr_expect_eq(decode(FEEDPROTO_HEADER_BYTES + 76), FEEDPROTO_MALFORMED);
+	raw(FEEDPROTO_ADD, 0, 72 + 4, 1, 0, 0);
+	cr_expect_eq(decode(FEEDPROTO_HEADER_BYTES + 76), FEEDPROTO_MALFORMED);
+	/* 64 segments are allowed. */
+	{
+		struct feedproto_batch b = { 0 };
+		unsigned i;
+
+		for (i = 0; i < FEEDPROTO_MAX_SEGMENTS; i++)
+			cr_assert_eq(feedproto_batch_add(&b, "z", 1, 8), 0);
+		cr_expect_gt(feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, b.segments, 0,
+		    b.payload, b.len), 0);
+	}
+}
+
+Test(feedproto, a_batch_round_trips_segment_by_segment)
+{
+	struct feedproto_batch b = { 0 };
+	struct feedproto_segment seg;
+	struct feedproto_frame f;
+	size_t n, off = 0;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		memset(payload + 1000 * i, 'a' + (int)i, 1000);
+	cr_assert_eq(feedproto_batch_add(&b, payload, 10, 80), 0);
+	cr_assert_eq(feedproto_batch_add(&b, payload + 1000, 1000, 0), 0);
+	cr_assert_eq(feedproto_batch_add(&b, payload + 2000, 3, 1), 0);
+	cr_expect_eq(b.segments, 3);
+	cr_expect_eq(b.len, 3 * FEEDPROTO_SEGMENT_HEADER_BYTES + 1013);
+	n = feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, b.segments, 0, b.payload, b.len);
+	cr_assert_eq(feedproto_decode(buf, n, false, &f), FEEDPROTO_OK);
+	cr_assert(feedproto_next_segment(&f, &off, &seg));
+	cr_expect(seg.len == 10 && seg.credit == 80 && memcmp(seg.bytes, payload, 10) == 0);
+	cr_assert(feedproto_next_segment(&f, &off, &seg));
+	cr_expect(seg.len == 1000 && seg.credit == 0 &&
+	    memcmp(seg.bytes, payload + 1000, 1000) == 0);
+	cr_assert(feedproto_next_segment(&f, &off, &seg));
+	cr_expect(seg.len == 3 && seg.credit == 1 && memcmp(seg.bytes, payload + 2000, 3) == 0);
+	cr_expect_not(feedproto_next_segment(&f, &off, &seg));
+	/* Only an ADD has segments. */
+	n = feedproto_encode(buf, sizeof buf, FEEDPROTO_MIX, 0, 0, b.payload, b.len);
+	cr_assert_eq(feedproto_decode(buf, n, false, &f), FEEDPROTO_OK);
+	off = 0;
+	cr_expect_not(feedproto_next_segment(&f, &off, &seg));
+	/* Cleared: empty, its bytes wiped. */
+	feedproto_batch_clear(&b);
+	cr_expect(b.segments == 0 && b.len == 0);
+	for (n = 0; n < sizeof b.payload; n++)
+		cr_assert_eq(b.payload[n], 0, "byte %zu", n);
+}
+
+Test(feedproto, a_batch_holds_what_one_add_may_carry)
+{
+	struct feedproto_batch b = { 0 };
+	unsigned i;
+
+	memset(payload, 'x', sizeof payload);
+	/* 56 steps of 64 bytes with their headers: 4032 bytes; a 57th does not fit. */
+	for (i = 0; i < 56; i++)
+		cr_assert_eq(feedproto_batch_add(&b, payload, 64, 512), 0, "step %u", i);
+	cr_expect_not(feedproto_batch_fits(&b, 64));
+	cr_expect_eq(feedproto_batch_add(&b, payload, 64, 512), -1);
+	cr_expect(feedproto_batch_fits(&b, 56), "4032 + 8 + 56 = 4096 still fits");
+	cr_expect_not(feedproto_batch_fits(&b, 57));
+	cr_expect_eq(b.segments, 56, "a refused segment adds nothing");
+	feedproto_batch_clear(&b);
+	/* One segment of 4088 bytes fills an ADD; 4089 never fits; nor does an empty one. */
+	cr_expect(feedproto_batch_fits(&b, FEEDPROTO_MAX_SEGMENT_BYTES));
+	cr_expect_not(feedproto_batch_fits(&b, FEEDPROTO_MAX_SEGMENT_BYTES + 1));
+	cr_expect_not(feedproto_batch_fits(&b, 0));
+	/* Never more than 64 segments, however small. */
+	for (i = 0; i < FEEDPROTO_MAX_SEGMENTS; i++)
+		cr_assert_eq(feedproto_batch_add(&b, payload, 1, 0), 0);
+	cr_expect_not(feedproto_batch_fits(&b, 1));
+	feedproto_batch_clear(&b);
+	/* Nothing the feeder would refuse goes in: above 8 bits a byte. */
+	cr_expect_eq(feedproto_batch_add(&b, payload, 64, 513), -1);
+	cr_expect_eq(b.segments, 0);
+	/* Nor is it ever encoded. */
+	cr_expect_eq(feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, 1, 0, payload, 64), 0,
+	    "64 bytes of 'x' are no segment");
 }
 
 Test(feedproto, status_text_is_printable_ascii)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +21,36 @@ struct call {
 
 static struct call calls[256];
 static size_t ncalls;
+static unsigned adds;             /* ADD requests, each holding one or more calls */
+static int fail_adds;             /* nonzero: every ADD fails with this errno */
 static unsigned ready_after_bits; /* the fake CRNG becomes ready after this much credit */
 static unsigned credited_total;
 static int pool_bits;             /* the fake entropy_avail */
 static struct sink sink;
 static struct config cfg;
 
+/* Each segment of the ADD the feeder would get, as one call; the frame must pass its checks. */
 static int
-rec_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit)
+rec_add(struct sink *s, const struct feedproto_batch *b)
 {
-	calls[ncalls++] = (struct call){ 'a', len, credit };
-	credited_total += credit;
+	static uint8_t wire[FEEDPROTO_MAX_FRAME];
+	struct feedproto_segment seg;
+	struct feedproto_frame f;
+	size_t n = feedproto_encode(wire, sizeof wire, FEEDPROTO_ADD, b->segments, 0, b->payload,
+	    b->len), off = 0;
+
+	cr_assert_gt(n, 0, "an ADD of %u segments, %zu bytes, the feeder would refuse",
+	    b->segments, b->len);
+	cr_assert_eq(feedproto_decode(wire, n, false, &f), FEEDPROTO_OK);
+	if (fail_adds != 0) {
+		errno = fail_adds;
+		return -1;
+	}
+	adds++;
+	while (feedproto_next_segment(&f, &off, &seg)) {
+		calls[ncalls++] = (struct call){ 'a', seg.len, seg.credit };
+		credited_total += seg.credit;
+	}
 	return 0;
 }
 
@@ -125,6 +145,8 @@ setup(void)
 	sink_kernel_init(&sink, &cfg, true);
 	sink.ops = &recording;
 	ncalls = 0;
+	adds = 0;
+	fail_adds = 0;
 	credited_total = 0;
 	ready_after_bits = 0;
 	pool_bits = 4096;
@@ -180,6 +202,56 @@ Test(sink, boot_feeds_until_ready_then_a_burst)
 	cr_expect_eq(count('a'), 8);
 	cr_expect_eq(count('r'), 0, "no reseed during start-up");
 	cr_expect_eq(none->pipe.count.bytes_taken, 0, "uncredited data never reaches the kernel");
+}
+
+Test(sink, steps_go_to_the_feeder_in_batches)
+{
+	size_t i;
+
+	/* Whole passes of a step from each source: 80 steps of 64 bytes at 8 bits a byte. */
+	sink.want_bits = 40000;
+	cr_assert_eq(sink_service(&sink, &supply), SINK_OK);
+	cr_expect_eq(count('a'), 80, "each step is one RNDADDENTROPY");
+	for (i = 0; i < 80; i++)
+		cr_expect(calls[i].what == 'a' && calls[i].len == 64 && calls[i].credit == 512,
+		    "step %zu: %c %zu bytes %u bits", i, calls[i].what, calls[i].len,
+		    calls[i].credit);
+	cr_expect_eq(calls[80].what, 'r', "the reseed after the burst follows every step");
+	/* 56 steps with their 8-byte headers fill 4032 of an ADD's 4096 bytes. */
+	cr_expect_eq(adds, 2, "80 steps in two requests, not %u", adds);
+	cr_expect_eq(sink.feeds, 80);
+	cr_expect_eq(sink.bits_credited, 80 * 512);
+	cr_expect_eq(sink.bytes_written, 80 * 64);
+	cr_expect_eq(a->pipe.count.bits_credited, 40 * 512, "each source is counted for its "
+	    "own steps");
+	cr_expect_eq(b->pipe.count.bits_credited, 40 * 512);
+	cr_expect_eq(sink.batch.segments, 0, "nothing left batched");
+}
+
+Test(sink, a_failed_add_counts_nothing)
+{
+	fail_adds = EPERM;
+	cr_expect_eq(sink_service(&sink, &supply), SINK_FAILED);
+	cr_expect_eq(sink.error, EPERM);
+	cr_expect_gt(a->pipe.count.bytes_taken, 0, "the steps were taken");
+	cr_expect_eq(sink.feeds, 0);
+	cr_expect_eq(sink.bits_credited, 0, "nothing counted that the kernel did not get");
+	cr_expect_eq(sink.bytes_written, 0);
+	cr_expect_eq(a->pipe.count.bits_credited, 0);
+	cr_expect_eq(sink.last_credit_ns, 0);
+	cr_expect_eq(sink.batch.segments, 0, "the failed batch is not sent again");
+}
+
+Test(sink, a_step_larger_than_one_call_takes_is_cut)
+{
+	cfg.random_step_bytes = 4096;
+	sink_kernel_init(&sink, &cfg, true);
+	sink.ops = &recording;
+	cr_expect_eq(sink.step_bytes, FEEDPROTO_MAX_SEGMENT_BYTES);
+	sink_service(&sink, &supply);
+	cr_assert_gt(count('a'), 0);
+	cr_expect_eq(calls[0].len, 4088);
+	cr_expect_eq(adds, count('a'), "a step that large is an ADD of its own");
 }
 
 Test(sink, boot_waits_for_data)

@@ -91,9 +91,9 @@ feedclient_status(const char *status, void *arg)
 
 /* The kernel sink's ops, each a request to the feeder. */
 static int
-feedclient_add(struct sink *s, const uint8_t *buf, size_t len, unsigned credit_bits)
+feedclient_add(struct sink *s, const struct feedproto_batch *b)
 {
-	return feedclient_request(s->ops_arg, FEEDPROTO_ADD, credit_bits, buf, len, NULL);
+	return feedclient_request(s->ops_arg, FEEDPROTO_ADD, b->segments, b->payload, b->len, NULL);
 }
 
 static int

@@ -65,7 +65,9 @@ sink_kernel_init(struct sink *s, const struct config *cfg, bool modern)
 	s->modern = modern;
 	s->reseed = !cfg->no_reseed;
 	s->watermark_bits = cfg->fill_watermark_bits;
-	s->step_bytes = cfg->random_step_bytes;
+	/* A step is one segment of an ADD to the feeder. */
+	s->step_bytes = cfg->random_step_bytes < FEEDPROTO_MAX_SEGMENT_BYTES ?
+	    cfg->random_step_bytes : FEEDPROTO_MAX_SEGMENT_BYTES;
 	s->credit_per_byte = cfg->entropy_count_bits;
 	s->reseed_interval_s = cfg->reseed_interval_s;
 	s->want_bits = 0;
@@ -206,8 +208,45 @@ sink_flush(struct sink *s)
 }
 
 /*
+ * Send the steps batched so far in one ADD and, once the feeder did them
+ * all, count each against its source. 0, or -1 with errno (logged): the
+ * bytes are gone either way, and what the feeder did before a call failed
+ * is counted by the feeder alone.
+ */
+static int
+sink_kernel_send(struct sink *s)
+{
+	uint32_t i;
+	int r = 0;
+
+	if (s->batch.segments == 0)
+		return 0;
+	if (s->ops->add(s, &s->batch) == -1) {
+		log_warn("%s: RNDADDENTROPY", s->path);
+		r = -1;
+	} else {
+		for (i = 0; i < s->batch.segments; i++) {
+			const struct sink_step *st = &s->batch_steps[i];
+
+			pipeline_note_credit(st->from, st->credit);
+			s->bits_credited += st->credit;
+			if (st->credit > 0)
+				s->last_credit_ns = clock_now_ns();
+		}
+		s->bytes_written += s->batch.len - (size_t)s->batch.segments *
+		    FEEDPROTO_SEGMENT_HEADER_BYTES;
+		s->feeds += s->batch.segments;
+	}
+	feedproto_batch_clear(&s->batch);
+	return r;
+}
+
+/*
  * One pass: a -s step from every healthy credited source that has data,
- * credited with what its conditioner decided.
+ * credited with what its conditioner decided, batched for the kernel. A
+ * full batch is sent at once; the last one by the caller, or here while
+ * the kernel boots (whether its CRNG is ready is asked after each pass).
+ * The number of steps taken, or -1 with errno.
  */
 static int
 sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
@@ -223,22 +262,22 @@ sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
 
 		if (!ok || p->reserve.len == 0)
 			continue;
+		if (!feedproto_batch_fits(&s->batch, s->step_bytes) && sink_kernel_send(s) == -1)
+			return -1;
 		n = pipeline_take(p, step, s->step_bytes, &credit);
-		if (s->ops->add(s, step, n, credit) == -1) {
+		s->batch_steps[s->batch.segments] = (struct sink_step){ p, credit };
+		if (feedproto_batch_add(&s->batch, step, n, credit) == -1) {
 			explicit_bzero(step, sizeof step);
-			log_warn("%s: RNDADDENTROPY", s->path);
+			errno = EINVAL; /* our own bug: a step the feeder would refuse */
+			log_warn("%s: a step of %zu bytes credited %u bits", s->path, n, credit);
 			return -1;
 		}
-		pipeline_note_credit(p, credit);
-		if (credit > 0)
-			s->last_credit_ns = clock_now_ns();
-		s->bits_credited += credit;
-		s->bytes_written += n;
-		s->feeds++;
 		s->want_bits -= credit;
 		served++;
 	}
 	explicit_bzero(step, sizeof step);
+	if (s->phase == SINK_BOOT && sink_kernel_send(s) == -1)
+		return -1;
 	return served;
 }
 
@@ -296,6 +335,8 @@ sink_service_kernel(struct sink *s, const struct sink_supply *supply)
 			return sink_fail(s, errno);
 		sink_kernel_check_boot(s);
 	}
+	if (sink_kernel_send(s) == -1)
+		return sink_fail(s, errno);
 	if (s->phase == SINK_BOOT || s->want_bits > 0)
 		return SINK_OK; /* waiting for data */
 	if (s->phase == SINK_BURST) {

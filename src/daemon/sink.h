@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feedproto.h"
 #include "options.h"
 #include "pipeline.h"
 
@@ -62,8 +63,11 @@ enum sink_status { SINK_OK, SINK_CLOSED, SINK_FAILED };
  * /dev/random and enforces the credit ceiling.
  */
 struct sink_kernel_ops {
-	/* RNDADDENTROPY: mix and credit. 0 or -1 with errno. */
-	int (*add)(struct sink *, const uint8_t *, size_t, unsigned credit_bits);
+	/*
+	 * RNDADDENTROPY for each segment of the batch, in order: mix and
+	 * credit. 0 when every one was done, or -1 with errno.
+	 */
+	int (*add)(struct sink *, const struct feedproto_batch *);
 	/* A plain write: mixed in, never credited. */
 	int (*mix)(struct sink *, const uint8_t *, size_t);
 	/* RNDRESEEDCRNG. */
@@ -97,6 +101,12 @@ struct sink {
 	bool refill_pending;      /* a refill is being fed; RNDRESEEDCRNG once it is */
 	uint64_t refills;         /* refills that ended in a reseed */
 	uint64_t refill_reseed_ns; /* when the last refill's RNDRESEEDCRNG returned */
+	/* Steps taken, to go to the kernel in one ADD, and whose they are. */
+	struct feedproto_batch batch;
+	struct sink_step {
+		struct pipeline *from;
+		unsigned credit;
+	} batch_steps[FEEDPROTO_MAX_SEGMENTS];
 	/* file */
 	uint8_t pending[16384];   /* taken, not yet written: a whole reserve per write */
 	size_t pending_off, pending_len;

@@ -59,6 +59,30 @@ feeder_status(const struct feedproto_frame *fr)
 	notify_send("STATUS=%s", text);
 }
 
+/*
+ * An ADD: one RNDADDENTROPY per segment, in order, each counted when done;
+ * the first that fails ends it. 0 or that call's errno.
+ */
+static int
+feeder_add(struct feeder *f, const struct feedproto_frame *fr)
+{
+	struct feedproto_segment seg;
+	size_t off = 0;
+
+	while (feedproto_next_segment(fr, &off, &seg)) {
+		if (f->ops->add(f, seg.bytes, seg.len, seg.credit) == -1)
+			return errno != 0 ? errno : EIO;
+		f->state.adds++;
+		f->state.bits_credited += seg.credit;
+		if (seg.credit > 0 && !f->credited) {
+			/* The first credited feed, done by us: the daemon is doing its job. */
+			f->credited = true;
+			notify_send("READY=1");
+		}
+	}
+	return 0;
+}
+
 /* Carry out an accepted request; 0 or the errno of the kernel call. */
 static int
 feeder_do(struct feeder *f, const struct feedproto_frame *fr)
@@ -74,16 +98,7 @@ feeder_do(struct feeder *f, const struct feedproto_frame *fr)
 		feeder_sample_pool(f);
 		return 0;
 	case FEEDPROTO_ADD:
-		if (f->ops->add(f, fr->payload, fr->len, fr->arg0) == -1)
-			return errno != 0 ? errno : EIO;
-		f->state.adds++;
-		f->state.bits_credited += fr->arg0;
-		if (fr->arg0 > 0 && !f->credited) {
-			/* The first credited feed, done by us: the daemon is doing its job. */
-			f->credited = true;
-			notify_send("READY=1");
-		}
-		return 0;
+		return feeder_add(f, fr);
 	case FEEDPROTO_MIX:
 		if (f->ops->mix(f, fr->payload, fr->len) == -1)
 			return errno != 0 ? errno : EIO;

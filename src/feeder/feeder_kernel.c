@@ -26,7 +26,7 @@ feeder_kernel_add(struct feeder *f, const uint8_t *buf, size_t len, unsigned cre
 	if (len > 0)
 		memcpy(info->buf, buf, len);
 	r = ioctl(f->random_fd, RNDADDENTROPY, info);
-	explicit_bzero(req, sizeof req);
+	explicit_bzero(req, sizeof(struct rand_pool_info) + len); /* what was written, no more */
 	return r;
 }
 

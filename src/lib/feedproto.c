@@ -71,17 +71,56 @@ feedproto_printable(const uint8_t *p, size_t len)
 	return true;
 }
 
+/*
+ * The segment at *off of an ADD's payload, if one is there whole; its
+ * credit is not checked here.
+ */
+static bool
+feedproto_segment_at(const struct feedproto_frame *f, size_t *off, struct feedproto_segment *seg)
+{
+	size_t left;
+	uint32_t len;
+
+	if (*off >= f->len || (left = f->len - *off) < FEEDPROTO_SEGMENT_HEADER_BYTES)
+		return false;
+	len = feedproto_get32(f->payload + *off);
+	if (len == 0 || len > left - FEEDPROTO_SEGMENT_HEADER_BYTES)
+		return false;
+	seg->len = len;
+	seg->credit = feedproto_get32(f->payload + *off + 4);
+	seg->bytes = f->payload + *off + FEEDPROTO_SEGMENT_HEADER_BYTES;
+	*off += FEEDPROTO_SEGMENT_HEADER_BYTES + len;
+	return true;
+}
+
+/*
+ * An ADD: arg0 segments that fill the payload exactly, none empty, each
+ * crediting at most 8 bits per byte it carries.
+ */
+static enum feedproto_refusal
+feedproto_check_add(const struct feedproto_frame *f)
+{
+	struct feedproto_segment seg;
+	size_t off = 0;
+	uint32_t n = 0;
+
+	if (f->arg1 != 0 || f->arg0 == 0 || f->arg0 > FEEDPROTO_MAX_SEGMENTS)
+		return FEEDPROTO_MALFORMED;
+	while (n < f->arg0 && feedproto_segment_at(f, &off, &seg)) {
+		if ((uint64_t)seg.credit > (uint64_t)seg.len * FEEDPROTO_MAX_BITS_PER_BYTE)
+			return FEEDPROTO_CREDIT;
+		n++;
+	}
+	return n == f->arg0 && off == f->len ? FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+}
+
 /* The rules of each type, on a frame whose sizes already agree. */
 static enum feedproto_refusal
 feedproto_check(const struct feedproto_frame *f)
 {
 	switch (f->type) {
 	case FEEDPROTO_ADD:
-		if (f->arg1 != 0)
-			return FEEDPROTO_MALFORMED;
-		if ((uint64_t)f->arg0 > (uint64_t)f->len * FEEDPROTO_MAX_BITS_PER_BYTE)
-			return FEEDPROTO_CREDIT;
-		return FEEDPROTO_OK;
+		return feedproto_check_add(f);
 	case FEEDPROTO_MIX:
 		/* Uncredited by definition: a credit here is an attempt at one. */
 		if (f->arg0 != 0)
@@ -163,6 +202,46 @@ feedproto_encode(uint8_t *out, size_t cap, enum feedproto_type type, uint32_t ar
 	if (feedproto_decode(out, FEEDPROTO_HEADER_BYTES + len, false, &f) != FEEDPROTO_OK)
 		return 0;
 	return FEEDPROTO_HEADER_BYTES + len;
+}
+
+bool
+feedproto_next_segment(const struct feedproto_frame *f, size_t *off,
+    struct feedproto_segment *seg)
+{
+	return f->type == FEEDPROTO_ADD && feedproto_segment_at(f, off, seg);
+}
+
+bool
+feedproto_batch_fits(const struct feedproto_batch *b, size_t len)
+{
+	size_t left = sizeof b->payload - b->len;
+
+	return b->segments < FEEDPROTO_MAX_SEGMENTS && len > 0 &&
+	    left >= FEEDPROTO_SEGMENT_HEADER_BYTES && len <= left - FEEDPROTO_SEGMENT_HEADER_BYTES;
+}
+
+int
+feedproto_batch_add(struct feedproto_batch *b, const void *bytes, size_t len, uint32_t credit)
+{
+	uint8_t *p = b->payload + b->len;
+
+	if (!feedproto_batch_fits(b, len) ||
+	    (uint64_t)credit > (uint64_t)len * FEEDPROTO_MAX_BITS_PER_BYTE)
+		return -1;
+	feedproto_put32(p, (uint32_t)len);
+	feedproto_put32(p + 4, credit);
+	memcpy(p + FEEDPROTO_SEGMENT_HEADER_BYTES, bytes, len);
+	b->len += FEEDPROTO_SEGMENT_HEADER_BYTES + len;
+	b->segments++;
+	return 0;
+}
+
+void
+feedproto_batch_clear(struct feedproto_batch *b)
+{
+	explicit_bzero(b->payload, b->len);
+	b->len = 0;
+	b->segments = 0;
 }
 
 size_t

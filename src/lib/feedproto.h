@@ -14,15 +14,19 @@
  *
  * A frame is a 16-byte header, all fields little-endian, then its payload:
  *   u16 type, u16 zero, u32 payload length, u32 arg0, u32 arg1
- * ADD's arg0 is its credit in bits; STARTED, EXITED and KILL carry a pid in
+ * An ADD carries arg0 segments (1 to FEEDPROTO_MAX_SEGMENTS), one after
+ * the other, each a u32 length (at least 1), a u32 credit in bits, then that
+ * many bytes; the feeder issues one RNDADDENTROPY per segment, in order, so
+ * a worker sends many steps in one round trip and the kernel sees each step
+ * as it would alone. STARTED, EXITED and KILL carry a pid in
  * arg0 (EXITED's is 0 for a worker that could not be forked); EXITED's arg1 is
  * the wait status; SIGNAL's arg0 the signal; an
  * ANSWER's arg0 is 0 or the errno of what the feeder did. Every other
  * argument is 0.
  *
  * feedproto_decode() is the whole of the validation: a frame it accepts is
- * well formed, at most FEEDPROTO_MAX_PAYLOAD bytes, and an ADD credits at
- * most 8 bits per byte it carries.
+ * well formed, at most FEEDPROTO_MAX_PAYLOAD bytes, and each segment of an
+ * ADD credits at most 8 bits per byte it carries.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,10 +40,15 @@
 #define FEEDPROTO_MAX_BITS_PER_BYTE 8
 /* The longest STATUS text (printable ASCII). */
 #define FEEDPROTO_MAX_STATUS 256
+/* An ADD segment's header (length, credit), and the most segments an ADD holds. */
+#define FEEDPROTO_SEGMENT_HEADER_BYTES 8
+#define FEEDPROTO_MAX_SEGMENTS 64
+/* The most bytes one segment carries: an ADD of that segment alone. */
+#define FEEDPROTO_MAX_SEGMENT_BYTES (FEEDPROTO_MAX_PAYLOAD - FEEDPROTO_SEGMENT_HEADER_BYTES)
 
 enum feedproto_type {
 	FEEDPROTO_HELLO = 1,     /* the worker is up (privileges dropped) */
-	FEEDPROTO_ADD = 2,       /* RNDADDENTROPY: the bytes, credited arg0 bits */
+	FEEDPROTO_ADD = 2,       /* RNDADDENTROPY for each of arg0 segments */
 	FEEDPROTO_MIX = 3,       /* a plain write: the bytes, uncredited */
 	FEEDPROTO_RESEED = 4,    /* RNDRESEEDCRNG */
 	FEEDPROTO_QUERY = 5,     /* the pool's state and the feeder's counters */
@@ -72,6 +81,20 @@ struct feedproto_frame {
 	size_t len;
 };
 
+/* One segment of an accepted ADD: len bytes (at least 1), credited credit bits. */
+struct feedproto_segment {
+	const uint8_t *bytes;
+	size_t len;
+	uint32_t credit;
+};
+
+/* An ADD's payload as a worker builds it, segment by segment. */
+struct feedproto_batch {
+	uint8_t payload[FEEDPROTO_MAX_PAYLOAD];
+	size_t len;            /* bytes of payload used */
+	uint32_t segments;     /* the ADD's arg0 */
+};
+
 /* The feeder's state, as an ANSWER to QUERY or HELLO carries it. */
 struct feedproto_state {
 	bool crng_ready;
@@ -98,6 +121,22 @@ enum feedproto_refusal feedproto_decode(const uint8_t *buf, size_t len, bool tru
  */
 size_t feedproto_encode(uint8_t *out, size_t cap, enum feedproto_type, uint32_t arg0,
     uint32_t arg1, const void *payload, size_t len);
+/*
+ * Walk the segments of an ADD feedproto_decode() accepted: *off starts at 0;
+ * false after the last.
+ */
+bool feedproto_next_segment(const struct feedproto_frame *, size_t *off,
+    struct feedproto_segment *);
+/* Whether a segment of len bytes (1 or more) still fits in the batch. */
+bool feedproto_batch_fits(const struct feedproto_batch *, size_t len);
+/*
+ * Append a segment: len bytes (1 or more) credited credit bits, at most 8 a
+ * byte. 0, or -1 when it does not fit or would be refused (nothing added).
+ */
+int feedproto_batch_add(struct feedproto_batch *, const void *bytes, size_t len,
+    uint32_t credit);
+/* Empty the batch, its bytes wiped. */
+void feedproto_batch_clear(struct feedproto_batch *);
 /* An ANSWER frame carrying status (0 or an errno) and, when st is not NULL, the state. */
 size_t feedproto_encode_answer(uint8_t *out, size_t cap, int status,
     const struct feedproto_state *st);

@@ -3,9 +3,9 @@
  * libFuzzer: the feeder's side of the frames (src/lib/feedproto.c,
  * src/feeder/feeder.c). The input is taken once as a single frame and once
  * as a stream of frames (each behind a 2-byte little-endian length). The
- * kernel ops check the ceiling on everything that reaches them: at most
- * FEEDPROTO_MAX_PAYLOAD bytes, at most 8 bits of credit a byte, and only
- * what the feeder counted as accepted.
+ * kernel ops check the ceiling on everything that reaches them: 1 to
+ * FEEDPROTO_MAX_SEGMENT_BYTES bytes a call (one segment of an ADD), at most
+ * 8 bits of credit a byte, and only what the feeder counted as accepted.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +22,8 @@ static uint8_t fuzz_answer[FEEDPROTO_MAX_FRAME];
 static int
 fuzz_add(struct feeder *f, const uint8_t *buf, size_t len, unsigned credit_bits)
 {
-	if (len > FEEDPROTO_MAX_PAYLOAD || (uint64_t)credit_bits > 8u * (uint64_t)len)
+	if (len == 0 || len > FEEDPROTO_MAX_SEGMENT_BYTES ||
+	    (uint64_t)credit_bits > 8u * (uint64_t)len)
 		abort();
 	fuzz_adds++;
 	fuzz_bits += credit_bits;
