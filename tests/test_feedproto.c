@@ -203,6 +203,7 @@ Test(feedproto, a_batch_round_trips_segment_by_segment)
 	cr_assert_eq(feedproto_batch_add(&b, payload + 2000, 3, 1), 0);
 	cr_expect_eq(b.segments, 3);
 	cr_expect_eq(b.len, 3 * FEEDPROTO_SEGMENT_HEADER_BYTES + 1013);
+	cr_expect_eq(feedproto_batch_bytes(&b), 1013);
 	n = feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, b.segments, 0, b.payload, b.len);
 	cr_assert_eq(feedproto_decode(buf, n, false, &f), FEEDPROTO_OK);
 	cr_assert(feedproto_next_segment(&f, &off, &seg));

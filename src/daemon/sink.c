@@ -233,8 +233,7 @@ sink_kernel_send(struct sink *s)
 			if (st->credit > 0)
 				s->last_credit_ns = clock_now_ns();
 		}
-		s->bytes_written += s->batch.len - (size_t)s->batch.segments *
-		    FEEDPROTO_SEGMENT_HEADER_BYTES;
+		s->bytes_written += feedproto_batch_bytes(&s->batch);
 		s->feeds += s->batch.segments;
 	}
 	feedproto_batch_clear(&s->batch);
@@ -268,6 +267,7 @@ sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
 		s->batch_steps[s->batch.segments] = (struct sink_step){ p, credit };
 		if (feedproto_batch_add(&s->batch, step, n, credit) == -1) {
 			explicit_bzero(step, sizeof step);
+			feedproto_batch_clear(&s->batch);
 			errno = EINVAL; /* our own bug: a step the feeder would refuse */
 			log_warn("%s: a step of %zu bytes credited %u bits", s->path, n, credit);
 			return -1;
@@ -449,6 +449,9 @@ sink_forget(struct sink *s)
 
 	explicit_bzero(s->pending, sizeof s->pending);
 	s->pending_off = s->pending_len = 0;
+	/* Empty between services; were it not, those bytes are from before too. */
+	held += feedproto_batch_bytes(&s->batch);
+	feedproto_batch_clear(&s->batch);
 	if (s->kind == SINK_KERNEL) {
 		if (s->want_bits < (int64_t)s->refill_bits)
 			s->want_bits = s->refill_bits;

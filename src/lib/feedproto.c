@@ -236,6 +236,12 @@ feedproto_batch_add(struct feedproto_batch *b, const void *bytes, size_t len, ui
 	return 0;
 }
 
+size_t
+feedproto_batch_bytes(const struct feedproto_batch *b)
+{
+	return b->len - (size_t)b->segments * FEEDPROTO_SEGMENT_HEADER_BYTES;
+}
+
 void
 feedproto_batch_clear(struct feedproto_batch *b)
 {

@@ -135,6 +135,8 @@ bool feedproto_batch_fits(const struct feedproto_batch *, size_t len);
  */
 int feedproto_batch_add(struct feedproto_batch *, const void *bytes, size_t len,
     uint32_t credit);
+/* The bytes the batch's segments carry, their headers not counted. */
+size_t feedproto_batch_bytes(const struct feedproto_batch *);
 /* Empty the batch, its bytes wiped. */
 void feedproto_batch_clear(struct feedproto_batch *);
 /* An ANSWER frame carrying status (0 or an errno) and, when st is not NULL, the state. */

@@ -28,7 +28,9 @@
  *                       policy, always wanting bits, to a real feeder process
  *                       that credits /dev/random (root only): the worker's
  *                       path with the frames and the feeder's checks in it,
- *                       with the daemon's -s step: "feed BYTES SECONDS BITS"
+ *                       with the daemon's -s step; a source without a pollable
+ *                       fd is read by the daemon's reader thread, as the
+ *                       daemon reads it: "feed BYTES SECONDS BITS"
  */
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -52,6 +54,7 @@
 #include "log.h"
 #include "options.h"
 #include "pipeline.h"
+#include "reader.h"
 #include "registry.h"
 #include "sink.h"
 #include "x86rng.h"
@@ -395,6 +398,37 @@ bench_feeder(int fd, int random_fd)
 	_exit(0);
 }
 
+/*
+ * The next read of the feed's source into its pipeline: through the reader
+ * thread when there is one (waiting up to a second for it), as the daemon's
+ * loop takes it, else the module's read() here. What read() returned.
+ */
+static ssize_t
+bench_feed_read(struct entropyd_module *m, void *state, struct reader *r, struct pipeline *p,
+    uint8_t *buf, uint64_t *bytes)
+{
+	struct pollfd pf;
+	const uint8_t *got;
+	ssize_t n;
+	int err;
+
+	if (r == NULL) {
+		if ((n = m->src->read(state, buf, pipeline_next_read(p))) > 0)
+			pipeline_input(p, buf, (size_t)n);
+	} else {
+		reader_want(r, true, pipeline_next_read(p), pipeline_read_ahead(p));
+		pf = (struct pollfd){ .fd = reader_fd(r), .events = POLLIN };
+		if (poll(&pf, 1, 1000) <= 0 || !reader_take(r, &got, &n, &err))
+			return ENTROPYD_READ_AGAIN;
+		if (n > 0)
+			pipeline_input(p, got, (size_t)n);
+		reader_release(r);
+	}
+	if (n > 0)
+		*bytes += (uint64_t)n;
+	return n;
+}
+
 /* Source -> pipeline -> kernel sink -> frames -> a feeder process -> RNDADDENTROPY. */
 static int
 bench_feed(int argc, char **argv)
@@ -407,6 +441,7 @@ bench_feed(int argc, char **argv)
 	struct config cfg;
 	double secs = atof(argv[1]), t0, t = 0;
 	uint64_t bytes = 0;
+	struct reader *r = NULL;
 	uint8_t *buf;
 	void *state;
 	ssize_t n = 0;
@@ -451,13 +486,13 @@ bench_feed(int argc, char **argv)
 	sink.ops_arg = feedclient_new(sv[1]);
 	supply.ctx = &inst->pipe;
 	buf = xmalloc(PIPELINE_READ_MAX);
+	if (m->src->pollfd(state) < 0) {
+		reader_global_init();
+		r = reader_start(m->src, state);
+	}
 	t0 = bench_now();
 	do {
-		n = m->src->read(state, buf, pipeline_next_read(&inst->pipe));
-		if (n > 0) {
-			bytes += (uint64_t)n;
-			pipeline_input(&inst->pipe, buf, (size_t)n);
-		}
+		n = bench_feed_read(m, state, r, &inst->pipe, buf, &bytes);
 		/* A kernel that always wants more: every step credited goes through. */
 		sink.phase = SINK_STEADY;
 		sink.want_bits = INT64_MAX / 2;
@@ -467,7 +502,8 @@ bench_feed(int argc, char **argv)
 		}
 		t = bench_now() - t0;
 	} while (t < secs && (n > 0 || n == ENTROPYD_READ_AGAIN));
-	m->src->close(state);
+	if (r == NULL || reader_stop(r, 1000))
+		m->src->close(state);
 	feedclient_free(sink.ops_arg);
 	waitpid(pid, &status, 0);
 	free(buf);
