@@ -31,6 +31,12 @@
  *                       with the daemon's -s step; a source without a pollable
  *                       fd is read by the daemon's reader thread, as the
  *                       daemon reads it: "feed BYTES SECONDS BITS"
+ *   startup LOG ENTROPYD [ARGUMENT...]
+ *                       exec the daemon and time, on the monotonic clock,
+ *                       from just before the exec to the moment its "first
+ *                       feed" line arrives on its stderr (copied to LOG),
+ *                       then stop it: "startup SECONDS"; exit 1 if no such
+ *                       line comes within 30 s
  */
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -38,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +521,62 @@ bench_feed(int argc, char **argv)
 	return sink.bits_credited > 0 ? EX_OK : EX_SOFTWARE;
 }
 
+/* Exec to first credited feed, read off the daemon's own stderr as it writes it. */
+static int
+bench_startup(char **argv)
+{
+	static const char mark[] = "first feed";
+	char text[65536];
+	size_t len = 0;
+	double t0, t = -1;
+	int fds[2], status, log = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	pid_t pid;
+
+	if (log == -1 || pipe2(fds, O_CLOEXEC) == -1) {
+		perror("entropyd-bench: startup");
+		return EX_OSERR;
+	}
+	t0 = bench_now();
+	if ((pid = fork()) == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		execv(argv[1], argv + 1);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (pid == -1) {
+		perror("entropyd-bench: startup");
+		return EX_OSERR;
+	}
+	while (t < 0) {
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		double left = 30 - (bench_now() - t0);
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0 ||
+		    (n = read(fds[0], text + len, sizeof text - 1 - len)) <= 0)
+			break;
+		if (write(log, text + len, (size_t)n) != n)
+			break;
+		len += (size_t)n;
+		text[len] = '\0';
+		if (strstr(text, mark) != NULL)
+			t = bench_now() - t0;
+		else if (len > sizeof text / 2) {
+			/* Keep a tail long enough to hold a mark cut in two. */
+			memmove(text, text + len - (sizeof mark - 1), sizeof mark - 1);
+			len = sizeof mark - 1;
+		}
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	close(fds[0]);
+	close(log);
+	if (t < 0)
+		return 1;
+	printf("startup %.6f\n", t);
+	return EX_OK;
+}
+
 /* Run one subcommand. */
 int
 main(int argc, char **argv)
@@ -531,8 +594,10 @@ main(int argc, char **argv)
 		return bench_estimate(argc - 2, argv + 2);
 	if (argc >= 4 && strcmp(argv[1], "feed") == 0 && atof(argv[3]) > 0)
 		return bench_feed(argc - 2, argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "startup") == 0)
+		return bench_startup(argv + 2);
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
 	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS | "
-	    "feed NAME SECONDS [OPTION...]\n");
+	    "feed NAME SECONDS [OPTION...] | startup LOG ENTROPYD [ARGUMENT...]\n");
 	return EX_USAGE;
 }
