@@ -693,6 +693,46 @@ Test(feeder, a_refused_frame_ends_the_worker, .timeout = 30)
 	cr_expect_eq(j->n, 0, "the cheat never reached the kernel");
 }
 
+/* Say HELLO, credit 9 bits a byte, and exit 0 once the feeder hangs up on us. */
+static int
+worker_cheats_then_exits(int fd)
+{
+	uint8_t b;
+
+	if (request(fd, FEEDPROTO_HELLO, 0, 0, 0, NULL) != 0)
+		return 1;
+	send(fd, frame, hostile_segment(64, 9 * 64, 64), 0);
+	while (recv(fd, &b, 1, 0) > 0)
+		;
+	return 0;
+}
+
+Test(feeder, a_refused_worker_that_exits_0_is_restarted_not_obeyed, .timeout = 30)
+{
+	enum feedproto_type t;
+	int chan, status;
+	pid_t feeder_pid, w;
+
+	feeder_pid = start_feeder(&chan);
+	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN);
+	w = start_worker(chan, worker_cheats_then_exits);
+	/* It ends by itself, cleanly, before its KILL is carried out. */
+	cr_assert_eq(waitpid(w, &status, 0), w);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker status %#x", status);
+	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_KILL);
+	tell(chan, FEEDPROTO_EXITED, (uint32_t)w, (uint32_t)status, -1);
+	/* A clean exit would stop the daemon; this one was ended: another worker. */
+	cr_expect_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN,
+	    "a refused worker's exit 0 is a failure, not a stop");
+	kill(feeder_pid, SIGTERM);
+	while ((t = expect_frame(chan, 5000, NULL)) == FEEDPROTO_SPAWN)
+		;
+	cr_expect_eq(t, FEEDPROTO_STOP);
+	close(chan);
+	cr_assert_eq(waitpid(feeder_pid, &status, 0), feeder_pid);
+	cr_expect_eq(j->n, 0, "the cheat never reached the kernel");
+}
+
 /* A worker that ends before it came up: the daemon ends with its status. */
 static int
 worker_fails_to_start(int fd)

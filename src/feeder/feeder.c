@@ -262,9 +262,13 @@ static void
 feeder_worker_exited(struct feeder *f, struct feeder_loop *l, pid_t pid, int status)
 {
 	uint64_t now = clock_now_ns();
-	char how[96], who[48];
+	char how[128], who[48];
+	/* Ended by us: however it went (it may exit 0 on losing its socket), it failed. */
+	bool refused = pid != 0 && pid == f->worker_pid && f->worker_refused;
 
 	feeder_describe(status, how, sizeof how);
+	if (refused)
+		strncat(how, ", after its frame was refused", sizeof how - strlen(how) - 1);
 	if (pid != 0)
 		snprintf(who, sizeof who, "the worker (pid %ld)", (long)pid);
 	else
@@ -285,7 +289,7 @@ feeder_worker_exited(struct feeder *f, struct feeder_loop *l, pid_t pid, int sta
 		    WEXITSTATUS(status) : EX_SOFTWARE);
 		return;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !refused) {
 		log_info("feeder: %s stopped; stopping", who);
 		feeder_stop(l, EX_OK);
 		return;
@@ -306,6 +310,7 @@ feeder_worker_started(struct feeder *f, pid_t pid, int fd)
 	f->worker_fd = fd;
 	f->worker_pid = pid;
 	f->worker_up = false;
+	f->worker_refused = false;
 	f->worker_started_ns = clock_now_ns();
 	if (++f->worker_starts > 1) {
 		f->state.worker_restarts++;
@@ -459,6 +464,7 @@ feeder_run(struct feeder *f, pid_t supervisor, int supervisor_fd, int signal_fd)
 				/* What it queued after the refused frame is dropped unread. */
 				close(f->worker_fd);
 				f->worker_fd = -1;
+				f->worker_refused = true;
 				if (f->worker_pid != 0 && !l.stopping)
 					feeder_command(&l, FEEDPROTO_KILL, (uint32_t)f->worker_pid);
 				break;

@@ -55,6 +55,7 @@ struct feeder {
 	int worker_fd;              /* its end of our socketpair, -1 between workers */
 	pid_t worker_pid;           /* 0 between workers */
 	bool worker_up;             /* it said HELLO */
+	bool worker_refused;        /* a frame of it was refused: it is being ended */
 	bool ever_up;               /* some worker said HELLO */
 	unsigned worker_starts;
 	uint64_t worker_started_ns;
