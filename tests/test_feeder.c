@@ -587,6 +587,17 @@ start_worker(int chan, int (*body)(int fd))
 
 #define MID_FEED_FRAMES 20
 
+/* Fork the feeder's loop, and the first worker it asks for running body. */
+static pid_t
+start_with_worker(int *chan, int (*body)(int fd), pid_t *worker)
+{
+	pid_t pid = start_feeder(chan);
+
+	cr_assert_eq(expect_frame(*chan, 5000, NULL), FEEDPROTO_SPAWN);
+	*worker = start_worker(*chan, body);
+	return pid;
+}
+
 /* Feed MID_FEED_FRAMES frames, answered, then one more and die before its answer. */
 static int
 worker_killed_mid_feed(int fd)
@@ -625,9 +636,7 @@ Test(feeder, a_worker_killed_mid_feed_loses_nothing_and_is_restarted, .timeout =
 	pid_t feeder_pid, w;
 	unsigned i;
 
-	feeder_pid = start_feeder(&chan);
-	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN);
-	w = start_worker(chan, worker_killed_mid_feed);
+	feeder_pid = start_with_worker(&chan, worker_killed_mid_feed, &w);
 	cr_assert_eq(waitpid(w, &status, 0), w);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the worker died mid-feed");
 	tell(chan, FEEDPROTO_EXITED, (uint32_t)w, (uint32_t)status, -1);
@@ -667,22 +676,13 @@ worker_cheats(int fd)
 	return 1;
 }
 
-Test(feeder, a_refused_frame_ends_the_worker, .timeout = 30)
+/* SIGTERM: the feeder stops everything (a pending restart too) and exits 0. */
+static void
+stop_feeder(pid_t feeder_pid, int chan)
 {
 	enum feedproto_type t;
-	uint32_t arg0 = 0;
-	int chan, status;
-	pid_t feeder_pid, w;
+	int status;
 
-	feeder_pid = start_feeder(&chan);
-	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN);
-	w = start_worker(chan, worker_cheats);
-	cr_assert_eq(expect_frame(chan, 5000, &arg0), FEEDPROTO_KILL);
-	cr_expect_eq(arg0, (uint32_t)w, "the feeder asks for that worker's end");
-	kill(w, SIGKILL);
-	cr_assert_eq(waitpid(w, &status, 0), w);
-	tell(chan, FEEDPROTO_EXITED, (uint32_t)w, (uint32_t)status, -1);
-	/* SIGTERM: the feeder stops everything (a pending restart too). */
 	kill(feeder_pid, SIGTERM);
 	while ((t = expect_frame(chan, 5000, NULL)) == FEEDPROTO_SPAWN)
 		;
@@ -690,6 +690,21 @@ Test(feeder, a_refused_frame_ends_the_worker, .timeout = 30)
 	close(chan);
 	cr_assert_eq(waitpid(feeder_pid, &status, 0), feeder_pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "feeder status %#x", status);
+}
+
+Test(feeder, a_refused_frame_ends_the_worker, .timeout = 30)
+{
+	uint32_t arg0 = 0;
+	int chan, status;
+	pid_t feeder_pid, w;
+
+	feeder_pid = start_with_worker(&chan, worker_cheats, &w);
+	cr_assert_eq(expect_frame(chan, 5000, &arg0), FEEDPROTO_KILL);
+	cr_expect_eq(arg0, (uint32_t)w, "the feeder asks for that worker's end");
+	kill(w, SIGKILL);
+	cr_assert_eq(waitpid(w, &status, 0), w);
+	tell(chan, FEEDPROTO_EXITED, (uint32_t)w, (uint32_t)status, -1);
+	stop_feeder(feeder_pid, chan);
 	cr_expect_eq(j->n, 0, "the cheat never reached the kernel");
 }
 
@@ -709,13 +724,10 @@ worker_cheats_then_exits(int fd)
 
 Test(feeder, a_refused_worker_that_exits_0_is_restarted_not_obeyed, .timeout = 30)
 {
-	enum feedproto_type t;
 	int chan, status;
 	pid_t feeder_pid, w;
 
-	feeder_pid = start_feeder(&chan);
-	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN);
-	w = start_worker(chan, worker_cheats_then_exits);
+	feeder_pid = start_with_worker(&chan, worker_cheats_then_exits, &w);
 	/* It ends by itself, cleanly, before its KILL is carried out. */
 	cr_assert_eq(waitpid(w, &status, 0), w);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker status %#x", status);
@@ -724,12 +736,7 @@ Test(feeder, a_refused_worker_that_exits_0_is_restarted_not_obeyed, .timeout = 3
 	/* A clean exit would stop the daemon; this one was ended: another worker. */
 	cr_expect_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN,
 	    "a refused worker's exit 0 is a failure, not a stop");
-	kill(feeder_pid, SIGTERM);
-	while ((t = expect_frame(chan, 5000, NULL)) == FEEDPROTO_SPAWN)
-		;
-	cr_expect_eq(t, FEEDPROTO_STOP);
-	close(chan);
-	cr_assert_eq(waitpid(feeder_pid, &status, 0), feeder_pid);
+	stop_feeder(feeder_pid, chan);
 	cr_expect_eq(j->n, 0, "the cheat never reached the kernel");
 }
 
@@ -745,9 +752,7 @@ Test(feeder, a_first_worker_that_cannot_start_ends_the_daemon, .timeout = 30)
 	int chan, status;
 	pid_t feeder_pid, w;
 
-	feeder_pid = start_feeder(&chan);
-	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_SPAWN);
-	w = start_worker(chan, worker_fails_to_start);
+	feeder_pid = start_with_worker(&chan, worker_fails_to_start, &w);
 	cr_assert_eq(waitpid(w, &status, 0), w);
 	tell(chan, FEEDPROTO_EXITED, (uint32_t)w, (uint32_t)status, -1);
 	cr_assert_eq(expect_frame(chan, 5000, NULL), FEEDPROTO_STOP);
