@@ -253,6 +253,19 @@ Test(feedproto, a_batch_holds_what_one_add_may_carry)
 	/* Nothing the feeder would refuse goes in: above 8 bits a byte. */
 	cr_expect_eq(feedproto_batch_add(&b, payload, 64, 513), -1);
 	cr_expect_eq(b.segments, 0);
+	/* Written in place and refused at commit: nothing added, the bytes wiped. */
+	{
+		uint8_t *at = feedproto_batch_space(&b, 64);
+		size_t k;
+
+		cr_assert_not_null(at);
+		memset(at, 'w', 64);
+		cr_expect_eq(feedproto_batch_commit(&b, 64, 513), -1);
+		cr_expect(b.segments == 0 && b.len == 0);
+		for (k = 0; k < sizeof b.payload; k++)
+			cr_assert_eq(b.payload[k], 0, "byte %zu wiped", k);
+		cr_expect_null(feedproto_batch_space(&b, FEEDPROTO_MAX_SEGMENT_BYTES + 1));
+	}
 	/* Nor is it ever encoded. */
 	cr_expect_eq(feedproto_encode(buf, sizeof buf, FEEDPROTO_ADD, 1, 0, payload, 64), 0,
 	    "64 bytes of 'x' are no segment");

@@ -251,31 +251,33 @@ static int
 sink_kernel_pass(struct sink *s, const struct sink_supply *supply)
 {
 	struct pipeline *p = NULL;
-	uint8_t step[4096];
 	bool ok;
 	int served = 0;
 
 	while ((p = supply->next(supply->ctx, p, &ok)) != NULL) {
 		size_t n;
 		unsigned credit;
+		uint8_t *at;
 
 		if (!ok || p->reserve.len == 0)
 			continue;
 		if (!feedproto_batch_fits(&s->batch, s->step_bytes) && sink_kernel_send(s) == -1)
 			return -1;
-		n = pipeline_take(p, step, s->step_bytes, &credit);
-		s->batch_steps[s->batch.segments] = (struct sink_step){ p, credit };
-		if (feedproto_batch_add(&s->batch, step, n, credit) == -1) {
-			explicit_bzero(step, sizeof step);
+		/* Taken straight into the batch: the step's bytes are copied nowhere else. */
+		if ((at = feedproto_batch_space(&s->batch, s->step_bytes)) != NULL) {
+			n = pipeline_take(p, at, s->step_bytes, &credit);
+			s->batch_steps[s->batch.segments] = (struct sink_step){ p, credit };
+		}
+		if (at == NULL || feedproto_batch_commit(&s->batch, n, credit) == -1) {
 			feedproto_batch_clear(&s->batch);
 			errno = EINVAL; /* our own bug: a step the feeder would refuse */
-			log_warn("%s: a step of %zu bytes credited %u bits", s->path, n, credit);
+			log_warn("%s: a step of %u bytes the feeder would refuse", s->path,
+			    s->step_bytes);
 			return -1;
 		}
 		s->want_bits -= credit;
 		served++;
 	}
-	explicit_bzero(step, sizeof step);
 	if (s->phase == SINK_BOOT && sink_kernel_send(s) == -1)
 		return -1;
 	return served;

@@ -220,20 +220,39 @@ feedproto_batch_fits(const struct feedproto_batch *b, size_t len)
 	    left >= FEEDPROTO_SEGMENT_HEADER_BYTES && len <= left - FEEDPROTO_SEGMENT_HEADER_BYTES;
 }
 
+uint8_t *
+feedproto_batch_space(struct feedproto_batch *b, size_t len)
+{
+	return feedproto_batch_fits(b, len) ? b->payload + b->len + FEEDPROTO_SEGMENT_HEADER_BYTES :
+	    NULL;
+}
+
 int
-feedproto_batch_add(struct feedproto_batch *b, const void *bytes, size_t len, uint32_t credit)
+feedproto_batch_commit(struct feedproto_batch *b, size_t len, uint32_t credit)
 {
 	uint8_t *p = b->payload + b->len;
 
 	if (!feedproto_batch_fits(b, len) ||
-	    (uint64_t)credit > (uint64_t)len * FEEDPROTO_MAX_BITS_PER_BYTE)
+	    (uint64_t)credit > (uint64_t)len * FEEDPROTO_MAX_BITS_PER_BYTE) {
+		explicit_bzero(p, sizeof b->payload - b->len);
 		return -1;
+	}
 	feedproto_put32(p, (uint32_t)len);
 	feedproto_put32(p + 4, credit);
-	memcpy(p + FEEDPROTO_SEGMENT_HEADER_BYTES, bytes, len);
 	b->len += FEEDPROTO_SEGMENT_HEADER_BYTES + len;
 	b->segments++;
 	return 0;
+}
+
+int
+feedproto_batch_add(struct feedproto_batch *b, const void *bytes, size_t len, uint32_t credit)
+{
+	uint8_t *at = feedproto_batch_space(b, len);
+
+	if (at == NULL)
+		return -1;
+	memcpy(at, bytes, len);
+	return feedproto_batch_commit(b, len, credit);
 }
 
 size_t

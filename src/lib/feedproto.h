@@ -130,9 +130,18 @@ bool feedproto_next_segment(const struct feedproto_frame *, size_t *off,
 /* Whether a segment of len bytes (1 or more) still fits in the batch. */
 bool feedproto_batch_fits(const struct feedproto_batch *, size_t len);
 /*
- * Append a segment: len bytes (1 or more) credited credit bits, at most 8 a
- * byte. 0, or -1 when it does not fit or would be refused (nothing added).
+ * Where the next segment's bytes go, room for len of them, so that they are
+ * written there once (then feedproto_batch_commit()); NULL when a segment
+ * of len bytes does not fit.
  */
+uint8_t *feedproto_batch_space(struct feedproto_batch *, size_t len);
+/*
+ * Make the len bytes written at feedproto_batch_space() a segment credited
+ * credit bits, at most 8 a byte. 0, or -1 when it does not fit or would be
+ * refused: nothing added, and what was written there wiped.
+ */
+int feedproto_batch_commit(struct feedproto_batch *, size_t len, uint32_t credit);
+/* Append a copy of len bytes as a segment: space, copy, commit. */
 int feedproto_batch_add(struct feedproto_batch *, const void *bytes, size_t len,
     uint32_t credit);
 /* The bytes the batch's segments carry, their headers not counted. */
