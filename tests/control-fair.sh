@@ -12,7 +12,7 @@
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv is not installed (util-linux)"
 getent passwd nobody >/dev/null && getent group nogroup >/dev/null ||
     skip_all "no user nobody or group nogroup"
-header=$top_srcdir/src/daemon/control.h
+header=$top_srcdir/src/control/control.h
 limit() { sed -n "s/^#define $1 \([0-9]*\).*/\1/p" "$header"; }
 unix_max=$(limit CONTROL_UNIX_MAX)
 peer_max=$(limit CONTROL_PEER_MAX)

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
 abuse=$top_srcdir/tests/control-abuse.py
-cap=$(sed -n 's/^#define CONTROL_PEER_MAX \([0-9]*\).*/\1/p' "$top_srcdir/src/daemon/control.h")
+cap=$(sed -n 's/^#define CONTROL_PEER_MAX \([0-9]*\).*/\1/p' "$top_srcdir/src/control/control.h")
 plan 17
 
 sock=$tmp/s

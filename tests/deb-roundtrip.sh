@@ -199,7 +199,7 @@ check "the plugin directory exists" test -d "$(pkg-config --variable=plugindir e
 plugindir=$(pkg-config --variable=plugindir entropyd)
 # shellcheck disable=SC2046 # the flags split into words
 cc -shared -fPIC -fvisibility=hidden $(pkg-config --cflags entropyd) \
-    -o "$tmp/serial.so" "$top_srcdir/contrib/serial.c" >"$tmp/cc.log" 2>&1 &&
+    -o "$tmp/serial.so" "$top_srcdir/examples/serial.c" >"$tmp/cc.log" 2>&1 &&
     install -m 644 "$tmp/serial.so" "$plugindir/serial.so"
 /usr/sbin/entropyd -l >"$tmp/list" 2>&1
 check "a plugin built with the installed SDK is listed by the installed daemon" \

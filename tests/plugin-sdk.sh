@@ -48,7 +48,7 @@ check "make install creates the plugin directory, writable by its owner alone" s
 mkdir "$tmp/plugins"
 sed -n '/^\.\\" minimal plugin begin/,/^\.\\" minimal plugin end/p' \
     "$top_srcdir/man/entropyd-source.3" | sed '/^\./d' >"$tmp/demo.c"
-for src in "$top_srcdir/contrib/serial.c" "$tmp/demo.c"; do
+for src in "$top_srcdir/examples/serial.c" "$tmp/demo.c"; do
 	name=$(basename "$src" .c)
 	# shellcheck disable=SC2086
 	$CC -shared -fPIC -fvisibility=hidden -Wall -Werror $cflags -o "$tmp/plugins/$name.so" \

@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "log.h"
-#include "plugin.h"
+#include "loader.h"
 #include "registry.h"
 
 static void *released[8];

@@ -81,7 +81,7 @@ EOC
 	    -n audio -O audio:device:fakenoise
 fi
 
-# 9-10: the example drop-in plugin (contrib/serial.c) on a pty, with its
+# 9-10: the example drop-in plugin (examples/serial.c) on a pty, with its
 # plugin launcher and host under memcheck too.
 mkdir -p "$tmp/plugins"
 cp "$top_builddir/contrib/.libs/serial.so" "$tmp/plugins/"

@@ -13,7 +13,7 @@
 #include "notify.h"
 #include "options.h"
 #include "pidfile.h"
-#include "plugin.h"
+#include "loader.h"
 #include "privdrop.h"
 #include "privsep.h"
 #include "registry.h"

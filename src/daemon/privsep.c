@@ -30,16 +30,16 @@
  *               or starts a thread (privsep_worker_setup), so no thread of
  *               it ever holds one; it keeps its user (as root, uid 0's owner
  *               access to root's device nodes) and no_new_privs; once set
- *               up, the seccomp allow-list of src/system/sandbox.c;
+ *               up, the seccomp allow-list of src/worker/sandbox.c;
  *               with -D: opens its sources with those powers, then switches
  *               to the user and its groups, no capability at all in any
- *               thread, the seccomp allow-list of src/system/sandbox.c
+ *               thread, the seccomp allow-list of src/worker/sandbox.c
  *               (privsep_worker_ready).
  *               holds: sources, reserves, the control socket; never
  *               /dev/random (on kernels before 5.18 a read-only descriptor of
  *               it, for poll() alone).
  *               does: everything else; it feeds the kernel by asking the
- *               feeder (src/daemon/feedclient.c).
+ *               feeder (src/worker/feedclient.c).
  *
  * With a file, FIFO or stdout sink, or -t, there is no feeder: the daemon is
  * one process, the worker alone, dropping as above (the seccomp allow-list

@@ -3,7 +3,7 @@
 #define ENTROPYD_FEEDER_H
 /*
  * The feeder: the one process that holds the kernel's pool (/dev/random
- * open, CAP_SYS_ADMIN). It takes frames (src/lib/feedproto.h) from the
+ * open, CAP_SYS_ADMIN). It takes frames (src/proto/feedproto.h) from the
  * worker and does what they ask, within the ceiling: at most 8 bits of
  * credit per byte, at most FEEDPROTO_MAX_PAYLOAD bytes a frame, one request
  * in flight, well-formed frames only. Anything else is refused, logged and

@@ -5,7 +5,7 @@
  * for them: that is a few hundred kilobytes of resident memory for six
  * calls made at start-up. Accurate to a few units in the last place over
  * the ranges used; the unit tests compare them with libm. The entropy
- * estimates (src/lib/estimate.c) take their logarithms from here too.
+ * estimates (src/health/estimate.c) take their logarithms from here too.
  */
 #ifndef ENTROPYD_NUMERIC_H
 #define ENTROPYD_NUMERIC_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer: the feeder's side of the frames (src/lib/feedproto.c,
+ * libFuzzer: the feeder's side of the frames (src/proto/feedproto.c,
  * src/feeder/feeder.c). The input is taken once as a single frame and once
  * as a stream of frames (each behind a 2-byte little-endian length). The
  * kernel ops check the ceiling on everything that reaches them: 1 to

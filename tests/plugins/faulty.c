@@ -114,7 +114,7 @@ faulty_fill(void *buf, size_t len, uint32_t word)
 
 /*
  * Send every SOCK_SEQPACKET socket of the process an ADD frame (the layout
- * of src/lib/feedproto.h, built by hand as an attacker would) crediting 64
+ * of src/proto/feedproto.h, built by hand as an attacker would) crediting 64
  * zero bytes with 9 bits each.
  */
 static void

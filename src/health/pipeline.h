@@ -31,7 +31,7 @@
  * by the operator (-e), and the reserve carries it to the sink with the
  * bytes: no sink computes a credit of its own.
  *
- * Everything a source delivers is also measured (src/lib/estimate.c):
+ * Everything a source delivers is also measured (src/health/estimate.c):
  * raw samples by the MCV and Markov estimates over a window of
  * ESTIMATE_RAW_WINDOW samples, bytes by the MCV over ESTIMATE_BYTE_WINDOW.
  * Before the bytes of a read are tested, the credit per unit is lowered

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "plugin.h"
-#include "pluginhost.h"
+#include "loader.h"
+#include "proxy.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"

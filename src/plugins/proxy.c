@@ -24,7 +24,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "log.h"
-#include "pluginhost.h"
+#include "proxy.h"
 #include "pluginproto.h"
 #include "privdrop.h"
 #include "registry.h"

@@ -11,7 +11,7 @@ struct evbuffer;
 
 /*
  * Drop-in plugins run each in a process of its own (entropyd-plugin, see
- * src/pluginhost/), started through the plugin launcher. In the daemon a
+ * src/plughost/), started through the plugin launcher. In the daemon a
  * plugin is a proxy module: a struct entropyd_source built from what its
  * host reported (name, description, flags, claims, options) whose probe,
  * configure, open, read, pollfd and close talk to the host. The engine

@@ -14,7 +14,7 @@
 #include "clock.h"
 #include "feedclient.h"
 #include "log.h"
-#include "pluginhost.h"
+#include "proxy.h"
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
