@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "rates.h"
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
@@ -57,13 +58,13 @@ setup(void)
 	memset(&sink, 0, sizeof sink);
 	sink.kind = SINK_KERNEL;
 	sink.path = (char *)"/dev/random";
-	report_reset();
+	rates_reset();
 }
 
 static void
 teardown(void)
 {
-	report_reset();
+	rates_reset();
 	TAILQ_INIT(&registry_instances);
 }
 
@@ -213,11 +214,11 @@ Test(report, rates_over_a_window)
 	struct report_clock c = clock100;
 	json_t *doc, *r;
 
-	report_sample(&c);
+	rates_sample(c.now_ns);
 	inst->pipe.count.bytes_read = 5000;
 	inst->pipe.count.bytes_taken = 2000;
 	c.now_ns += 10000000000u;
-	report_sample(&c);
+	rates_sample(c.now_ns);
 	inst->pipe.count.bytes_read = 999999; /* after the window: not in the rate yet */
 	doc = report_source("fake", &c);
 	r = json_object_get(doc, "rates");
@@ -249,9 +250,9 @@ Test(report, rates_caught_up_without_a_timer)
 	struct report_clock c = clock100;
 	double bps, window;
 
-	report_sample(&c);			/* the first sample, at 100 s */
+	rates_sample(c.now_ns);			/* the first sample, at 100 s */
 	c.now_ns = clock100.now_ns + 4000000000u;
-	report_catch_up(&c);			/* before a change at 104 s */
+	rates_catch_up(c.now_ns);			/* before a change at 104 s */
 	inst->pipe.count.bytes_read = 3000;
 	/* At 115 s: the window 100..110 s, which saw the 3000 bytes. */
 	c.now_ns = clock100.now_ns + 15000000000u;
@@ -264,7 +265,7 @@ Test(report, rates_caught_up_without_a_timer)
 	cr_assert_float_eq(bps, 0.0, 1e-9);
 	/* A change at 141 s shows once the window 140..150 s has ended. */
 	c.now_ns = clock100.now_ns + 41000000000u;
-	report_catch_up(&c);
+	rates_catch_up(c.now_ns);
 	inst->pipe.count.bytes_read = 3500;
 	read_rate_at(&c, &bps, &window);
 	cr_assert_float_eq(bps, 0.0, 1e-9);
@@ -280,7 +281,7 @@ Test(report, rates_before_the_first_window_ends)
 	struct report_clock c = clock100;
 	double bps, window;
 
-	report_sample(&c);
+	rates_sample(c.now_ns);
 	inst->pipe.count.bytes_read = 800;
 	c.now_ns += 4000000000u;
 	read_rate_at(&c, &bps, &window);
@@ -540,7 +541,7 @@ Test(report, health_carries_the_alerting_times)
 	enum report_status st;
 	json_t *doc, *c;
 
-	report_started();
+	rates_started();
 	doc = report_health(&sink, &clock100, &st);
 	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "fake:lastDelivery"), 0);
 	cr_assert(json_is_null(json_object_get(c, "observedValue")), "no delivery yet");
@@ -577,7 +578,7 @@ Test(report, metrics_stalled_repeat_and_times)
 
 	inst->pipe.count.test_failures[PIPELINE_TEST_REPEAT] = 4;
 	sink.reseed_interval_s = 60;
-	report_started();
+	rates_started();
 	text = metrics();
 	cr_assert_not_null(strstr(text,
 	    "entropyd_source_state{source=\"fake\",state=\"stalled\"} 1\n"));

@@ -24,6 +24,7 @@
 #include "control.h"
 #include "log.h"
 #include "privdrop.h"
+#include "rates.h"
 #include "report.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
@@ -816,7 +817,7 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	evhttp_set_gencb(control->http, control_request, NULL);
 	evhttp_set_bevcb(control->http, control_new_bev, NULL);
 	control->ev_adopt = event_new(base, -1, 0, control_adopt, NULL);
-	report_sample(&c);
+	rates_sample(c.now_ns);
 
 	if ((fd = control_listen_unix(cfg->control_socket, err, sizeof err)) == -1) {
 		if (explicit) {
@@ -870,5 +871,5 @@ control_stop(void)
 	free(control->path);
 	free(control);
 	control = NULL;
-	report_reset();
+	rates_reset();
 }

@@ -15,27 +15,12 @@
 #include "feedclient.h"
 #include "log.h"
 #include "proxy.h"
+#include "rates.h"
 #include "registry.h"
 #include "report.h"
 #include "sink.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
-
-/* One instance's counters at the start of its rate window, by name. */
-struct report_rate {
-	char *name;
-	uint64_t mark_ns;
-	uint64_t mark_read, mark_fed, mark_credited;
-	bool have;            /* a full window was measured */
-	double read_bps, fed_bps, credited_bps;
-};
-
-static struct report_rate *report_rates;
-static size_t report_nrates;
-static uint64_t report_epoch_ns; /* the first sample: rates start here */
-static uint64_t report_tick_ns;  /* the last sample: windows end every window on */
-static struct timespec report_start_wall; /* when the daemon started (report_started) */
-static uint64_t report_start_ns;
 
 static const char *const report_status_names[] = {
 	[REPORT_PASS] = "pass",
@@ -55,14 +40,6 @@ report_now(void)
 	struct report_clock c = { .now_ns = clock_now_ns(), .wall = time(NULL) };
 
 	return c;
-}
-
-/* Note when the daemon started, on both clocks. */
-void
-report_started(void)
-{
-	clock_gettime(CLOCK_REALTIME, &report_start_wall);
-	report_start_ns = clock_now_ns();
 }
 
 /* A monotonic time (0: never) as Unix seconds, or 0. */
@@ -94,132 +71,26 @@ report_time(const struct report_clock *c, uint64_t mono_ns)
 	return json_string(buf);
 }
 
-/* The rate entry of an instance, created on first sight counting from the epoch. */
-static struct report_rate *
-report_rate_of(const struct entropyd_instance *inst, const struct report_clock *c)
-{
-	struct report_rate *r;
-	size_t i;
-
-	for (i = 0; i < report_nrates; i++)
-		if (strcmp(report_rates[i].name, inst->name) == 0)
-			return &report_rates[i];
-	report_rates = xreallocarray(report_rates, report_nrates + 1, sizeof *report_rates);
-	r = &report_rates[report_nrates++];
-	*r = (struct report_rate){
-		.name = xstrdup(inst->name),
-		.mark_ns = report_epoch_ns != 0 ? report_epoch_ns : c->now_ns,
-	};
-	return r;
-}
-
-/* A counter's rise per second since a mark (0 when no time passed). */
-static double
-report_per_second(uint64_t now, uint64_t mark, uint64_t dt_ns)
-{
-	return dt_ns == 0 || now < mark ? 0.0 : (double)(now - mark) * 1e9 / (double)dt_ns;
-}
-
-void
-report_sample(const struct report_clock *c)
-{
-	struct entropyd_instance *inst;
-	struct report_rate *r;
-	const struct pipeline_counters *n;
-	uint64_t dt;
-
-	if (report_epoch_ns == 0)
-		report_epoch_ns = c->now_ns;
-	report_tick_ns = c->now_ns;
-	TAILQ_FOREACH(inst, &registry_instances, all) {
-		r = report_rate_of(inst, c);
-		n = &inst->pipe.count;
-		dt = c->now_ns - r->mark_ns;
-		if (dt == 0)
-			continue;
-		r->read_bps = report_per_second(n->bytes_read, r->mark_read, dt);
-		r->fed_bps = report_per_second(n->bytes_taken, r->mark_fed, dt);
-		r->credited_bps = report_per_second(n->bits_credited, r->mark_credited, dt);
-		r->have = true;
-		r->mark_ns = c->now_ns;
-		r->mark_read = n->bytes_read;
-		r->mark_fed = n->bytes_taken;
-		r->mark_credited = n->bits_credited;
-	}
-}
-
-/*
- * Take the samples of the windows that ended by c (none before the first
- * sample).  Counters change only after report_catch_up, so at a window's
- * end they were what they are now: the samples are those a timer would
- * have taken, and the daemon need not wake up every window to take them.
- * Past the first window that ended, the counters stood still: only the
- * last window's sample (rates of 0) is still needed.
- */
-void
-report_catch_up(const struct report_clock *c)
-{
-	const uint64_t window = REPORT_RATE_WINDOW_MS * UINT64_C(1000000);
-	struct report_clock at = *c;
-	uint64_t ended;
-
-	if (report_epoch_ns == 0 || c->now_ns < report_tick_ns + window)
-		return;
-	ended = (c->now_ns - report_tick_ns) / window;
-	at.now_ns = report_tick_ns + window;
-	report_sample(&at);
-	if (ended > 1) {
-		at.now_ns = report_tick_ns + (ended - 1) * window;
-		report_sample(&at);
-	}
-}
-
-/* report_catch_up now, before the engine changes a counter. */
-void
-report_touch(void)
-{
-	struct report_clock c = { .now_ns = 0 };
-
-	if (report_epoch_ns == 0)
-		return;
-	c.now_ns = clock_now_ns();
-	report_catch_up(&c);
-}
-
-void
-report_reset(void)
-{
-	size_t i;
-
-	for (i = 0; i < report_nrates; i++)
-		free(report_rates[i].name);
-	free(report_rates);
-	report_rates = NULL;
-	report_nrates = 0;
-	report_epoch_ns = 0;
-	report_tick_ns = 0;
-}
-
 /* Rates over the last full window, or since the first sample until there is one. */
 static json_t *
 report_rates_json(const struct entropyd_instance *inst, const struct report_clock *c)
 {
-	struct report_rate *r;
+	struct rates_window *r;
 	const struct pipeline_counters *n = &inst->pipe.count;
 	uint64_t dt;
 
-	report_catch_up(c);
-	r = report_rate_of(inst, c);
+	rates_catch_up(c->now_ns);
+	r = rates_of(inst, c->now_ns);
 	dt = c->now_ns - r->mark_ns;
 
 	if (r->have)
 		return json_pack("{s:f, s:f, s:f, s:i}", "read_bytes_per_second", r->read_bps,
 		    "fed_bytes_per_second", r->fed_bps, "credited_bits_per_second", r->credited_bps,
-		    "window_seconds", (json_int_t)(REPORT_RATE_WINDOW_MS / 1000));
+		    "window_seconds", (json_int_t)(RATES_WINDOW_MS / 1000));
 	return json_pack("{s:f, s:f, s:f, s:f}",
-	    "read_bytes_per_second", report_per_second(n->bytes_read, r->mark_read, dt),
-	    "fed_bytes_per_second", report_per_second(n->bytes_taken, r->mark_fed, dt),
-	    "credited_bits_per_second", report_per_second(n->bits_credited, r->mark_credited, dt),
+	    "read_bytes_per_second", rates_per_second(n->bytes_read, r->mark_read, dt),
+	    "fed_bytes_per_second", rates_per_second(n->bytes_taken, r->mark_fed, dt),
+	    "credited_bits_per_second", rates_per_second(n->bits_credited, r->mark_credited, dt),
 	    "window_seconds", (double)dt / 1e9);
 }
 
@@ -425,7 +296,7 @@ report_health_times(json_t *checks, const struct sink *s, const struct report_cl
 	struct entropyd_instance *inst;
 
 	report_add_check(checks, "entropyd", "startTime", report_check("entropyd", "system",
-	    report_time_or_null(c, report_start_ns), NULL, REPORT_PASS, report_time(c, c->now_ns),
+	    report_time_or_null(c, rates_start_ns()), NULL, REPORT_PASS, report_time(c, c->now_ns),
 	    NULL));
 	TAILQ_FOREACH(inst, &registry_instances, all)
 		report_add_check(checks, inst->name, "lastDelivery", report_check(inst->name,
@@ -450,20 +321,24 @@ report_instance_healthy(const struct entropyd_instance *inst, const struct sink 
 }
 
 /*
- * The feeder's checks, asked of it: worker:restarts (passing; the output
+ * The feeder's checks, from its last word (never asked here: a report does
+ * not wait on the feeder): worker:restarts (passing; the output
  * says how the last worker ended) and feeder:refusedFrames (a warning once
  * any frame was refused). Whether one warns.
  */
 static bool
-report_feeder_checks(json_t *checks, struct feedclient *feeder, const struct report_clock *c)
+report_feeder_checks(json_t *checks, const struct feedclient *feeder,
+    const struct report_clock *c)
 {
+	const struct feedproto_state *sp = feedclient_state(feeder);
 	struct feedproto_state st;
 	char last[128] = "", refused[160];
 	uint64_t total = 0;
 	int r, st_exit;
 
-	if (feedclient_query(feeder, &st) == -1)
+	if (sp == NULL)
 		return false;
+	st = *sp;
 	st_exit = (int)st.last_exit;
 	if (st.worker_exits > 0 && WIFSIGNALED(st_exit))
 		snprintf(last, sizeof last, "the last worker to end was killed by signal %d (%s)",
@@ -820,12 +695,14 @@ static void
 report_metric_times(struct evbuffer *buf, const struct sink *s)
 {
 	struct entropyd_instance *inst;
+	struct timespec wall;
 
 	report_family(buf, "start_time_seconds", "gauge",
 	    "Start time of the daemon since the Unix epoch in seconds.");
 	evbuffer_add_printf(buf, "entropyd_start_time_seconds ");
-	report_seconds(buf, report_start_ns == 0 ? 0 : (double)report_start_wall.tv_sec +
-	    (double)report_start_wall.tv_nsec / 1e9);
+	wall = rates_start_wall();
+	report_seconds(buf, rates_start_ns() == 0 ? 0 : (double)wall.tv_sec +
+	    (double)wall.tv_nsec / 1e9);
 	report_family(buf, "last_credited_feed_timestamp_seconds", "gauge",
 	    "When the sink last credited entropy (Unix seconds; 0 before the first).");
 	evbuffer_add_printf(buf, "entropyd_last_credited_feed_timestamp_seconds ");
@@ -843,15 +720,17 @@ report_metric_times(struct evbuffer *buf, const struct sink *s)
 	evbuffer_add_printf(buf, "entropyd_reseed_interval_seconds %u\n", s->reseed_interval_s);
 }
 
-/* The feeder's counters, asked of it: they outlive the worker that renders them. */
+/* The feeder's counters (as it last told them): they outlive the worker that renders them. */
 static void
-report_feeder_metrics(struct evbuffer *buf, struct feedclient *feeder)
+report_feeder_metrics(struct evbuffer *buf, const struct feedclient *feeder)
 {
+	const struct feedproto_state *sp = feedclient_state(feeder);
 	struct feedproto_state st;
 	int r;
 
-	if (feedclient_query(feeder, &st) == -1)
+	if (sp == NULL)
 		return;
+	st = *sp;
 	report_family(buf, "worker_restarts_total", "counter",
 	    "Workers started again after one ended (a crash, a kill, a refused frame).");
 	evbuffer_add_printf(buf, "entropyd_worker_restarts_total %" PRIu32 "\n",

@@ -14,16 +14,9 @@ struct sink;
  * What the control socket says, rendered from the registry's instances,
  * their pipeline counters and the sink: health as application/health+json,
  * full detail per source as JSON, and Prometheus text exposition 0.0.4.
- * Nothing here keeps counters of its own except the rate windows below.
+ * Nothing here keeps counters of its own: the rate windows are the
+ * worker's (rates.h).
  */
-
-/*
- * The rates are over windows of this length, back to back from the first
- * sample.  Nothing wakes up to sample them: report_touch() (before the
- * engine changes a counter) and the reports take the samples of the
- * windows that ended since, as a timer would have.
- */
-#define REPORT_RATE_WINDOW_MS 10000u
 
 /* Overall health, as the api-health-check draft names it. */
 enum report_status { REPORT_PASS, REPORT_WARN, REPORT_FAIL };
@@ -35,16 +28,6 @@ struct report_clock {
 };
 
 struct report_clock report_now(void);
-/* Note the daemon's start time (entropyd_start_time_seconds, /health's startTime). */
-void report_started(void);
-/* Take a rate sample of every instance's counters (at start, and each window's end). */
-void report_sample(const struct report_clock *);
-/* Take the samples of the windows that ended by the clock. */
-void report_catch_up(const struct report_clock *);
-/* The same at this moment; call before changing a counter (cheap; no-op before a first sample). */
-void report_touch(void);
-/* Forget the rate samples. */
-void report_reset(void);
 /* GET /health: the document, and its overall status in *status. */
 json_t *report_health(const struct sink *, const struct report_clock *,
     enum report_status *status);

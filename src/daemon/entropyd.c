@@ -7,18 +7,56 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "control.h"
 #include "daemonize.h"
 #include "engine.h"
+#include "loader.h"
 #include "log.h"
 #include "notify.h"
 #include "options.h"
 #include "pidfile.h"
-#include "loader.h"
 #include "privdrop.h"
 #include "privsep.h"
+#include "proxy.h"
 #include "registry.h"
 #include "sink.h"
 #include "vmgenid.h"
+
+/* The worker's loop serves the plugin hosts and the control server. */
+static int
+entropyd_start(struct event_base *base, const struct config *cfg, struct sink *sink)
+{
+	int rc;
+
+	pluginhost_attach(base);
+	if ((rc = control_start(base, cfg, sink)) != 0)
+		pluginhost_detach();
+	return rc;
+}
+
+/* The loop ended: stop serving. */
+static void
+entropyd_stop(void)
+{
+	control_stop();
+	pluginhost_detach();
+}
+
+/* SIGHUP: drop-ins added since. */
+static void
+entropyd_reload(const struct config *cfg)
+{
+	plugin_reload(cfg);
+}
+
+/* What the worker's engine is given of the folders above it. */
+static const struct engine_parts entropyd_parts = {
+	.start = entropyd_start,
+	.stop = entropyd_stop,
+	.reload = entropyd_reload,
+	.setup = privsep_worker_setup,
+	.ready = privsep_worker_ready,
+};
 
 /* Report a usage error in one line, and exit 64. */
 static void __attribute__((noreturn))
@@ -112,7 +150,8 @@ main(int argc, char **argv)
 	/* The kernel sink: a privileged feeder, and from here on a worker without privilege. */
 	if (sink.kind == SINK_KERNEL)
 		privsep_split(&sink, &pidfile);
-	rc = engine_run(&cfg, &sink);
+	rc = engine_run(&cfg, &sink, &entropyd_parts);
+	privsep_worker_end(&sink);
 	notify_close();
 out_sink:
 	sink_close(&sink);

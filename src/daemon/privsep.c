@@ -166,6 +166,14 @@ privsep_worker_sink(struct sink *sink, int fd)
 }
 
 void
+privsep_worker_end(struct sink *sink)
+{
+	feedclient_free(sink->feeder);
+	sink->feeder = NULL;
+	sink->ops_arg = NULL;
+}
+
+void
 privsep_split(struct sink *sink, struct pidfile *pf)
 {
 	int chan[2], fd;

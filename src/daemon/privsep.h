@@ -30,5 +30,7 @@ void privsep_worker_setup(const struct config *);
  * that has no feeder (file, FIFO and stdout sinks, -t).
  */
 void privsep_worker_ready(const struct config *, struct sink *);
+/* The worker's loop ended: close its link to the feeder (none without a feeder). */
+void privsep_worker_end(struct sink *);
 
 #endif

@@ -138,8 +138,10 @@ feeder_handle(struct feeder *f, const uint8_t *frame, size_t len, bool truncated
 	}
 	errno = 0;
 	status = feeder_do(f, &fr);
+	/* An ADD's answer carries the counters too: the worker's copy stays current. */
 	*answer_len = feedproto_encode_answer(answer, FEEDPROTO_MAX_FRAME, status,
-	    fr.type == FEEDPROTO_QUERY || fr.type == FEEDPROTO_HELLO ? &f->state : NULL);
+	    fr.type == FEEDPROTO_QUERY || fr.type == FEEDPROTO_HELLO ||
+	    fr.type == FEEDPROTO_ADD ? &f->state : NULL);
 	return FEEDPROTO_OK;
 }
 

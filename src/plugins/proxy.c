@@ -21,12 +21,13 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "backoff.h"
 #include "clock.h"
 #include "engine.h"
 #include "log.h"
-#include "proxy.h"
 #include "pluginproto.h"
 #include "privdrop.h"
+#include "proxy.h"
 #include "registry.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
@@ -132,6 +133,7 @@ static void pluginhost_watch(struct pluginhost *);
 static int pluginhost_boot(struct pluginhost *, char *, size_t);
 static void pluginhost_restart(int, short, void *);
 static bool pluginhost_log_allowed(struct pluginhost *);
+static size_t pluginhost_forget(void *);
 
 /* The entropyd-plugin program: $ENTROPYD_PLUGIN_HOST, the installed one, or the daemon's neighbour. */
 static const char *
@@ -163,12 +165,6 @@ pluginhost_of(const struct entropyd_module *m)
 	    offsetof(struct pluginhost, desc));
 }
 
-int
-pluginhost_is_proxy(const struct entropyd_source *src)
-{
-	return src->probe == pluginhost_probe;
-}
-
 /* A host by the launcher's id. */
 static struct pluginhost *
 pluginhost_by_id(uint32_t id)
@@ -188,15 +184,6 @@ pluginhost_module(struct pluginhost *h)
 	struct entropyd_module *m = registry_find(h->name);
 
 	return m != NULL && m->src == &h->desc ? m : NULL;
-}
-
-/* Double a backoff between the engine's bounds. */
-static unsigned
-pluginhost_next_backoff(unsigned ms)
-{
-	if (ms < ENGINE_BACKOFF_MIN_MS)
-		return ENGINE_BACKOFF_MIN_MS;
-	return ms >= ENGINE_BACKOFF_MAX_MS / 2 ? ENGINE_BACKOFF_MAX_MS : ms * 2;
 }
 
 /* How a process ended, for operators: the signal's name, or the exit status. */
@@ -249,7 +236,7 @@ pluginhost_ended(struct pluginhost *h)
 		return;
 	if (h->started_ns != 0 && clock_now_ns() - h->started_ns > PLUGINHOST_STABLE_NS)
 		h->backoff_ms = 0;
-	h->backoff_ms = pluginhost_next_backoff(h->backoff_ms);
+	h->backoff_ms = backoff_next(h->backoff_ms);
 	if (h->ev_restart != NULL) {
 		tv.tv_sec = h->backoff_ms / 1000;
 		tv.tv_usec = (suseconds_t)(h->backoff_ms % 1000) * 1000;
@@ -888,6 +875,7 @@ pluginhost_configure(struct entropyd_module *m, const struct entropyd_host *host
 	struct pluginhost *h = pluginhost_of(m);
 	int rc;
 
+	m->forget_held = pluginhost_forget;
 	if (!h->running) {
 		snprintf(err, errlen, "plugin host not running: %s", pluginhost_absent_reason(h));
 		return -1;
@@ -1101,7 +1089,14 @@ pluginhost_drop_stale(struct pluginhost_proxy *p, void *buf, size_t len, uint64_
 	return 1;
 }
 
-size_t
+/*
+ * The VM generation changed (the module's forget_held): an open proxy
+ * instance has its host call the plugin's forget() and drops every byte
+ * the host sent before that (the reads in flight), now and as they come;
+ * returns how many it dropped now. Nothing read before the change is fed
+ * after it.
+ */
+static size_t
 pluginhost_forget(void *state)
 {
 	static uint8_t buf[ENGINE_POLL_READ_BYTES]; /* the engine's reads: the wants' size */

@@ -42,15 +42,6 @@ const struct entropyd_source *pluginhost_source(struct pluginhost *);
 void pluginhost_free(struct pluginhost *);
 /* Every host freed: stop the launcher too. */
 void pluginhost_free_all(void);
-/* Whether a descriptor is a plugin's proxy. */
-int pluginhost_is_proxy(const struct entropyd_source *);
-/*
- * The VM generation changed: an open proxy instance (its state) has its
- * host call the plugin's forget() and drops every byte the host sent
- * before that (the reads in flight), now and as they come; returns how
- * many it dropped now. Nothing read before the change is fed after it.
- */
-size_t pluginhost_forget(void *state);
 /* -l: one line on a plugin's host (running, or how it ended), into buf. */
 void pluginhost_describe(struct pluginhost *, char *buf, size_t len);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The libseccomp functions the sandbox calls, loaded from libseccomp on
+ * The libseccomp functions the sandboxes call, loaded from libseccomp on
  * first use: only a worker (under a feeder, or with -D) applies the
  * sandbox, and a daemon that does not need not map libseccomp.  The
  * prototypes come from libseccomp's own header.
@@ -11,7 +11,7 @@
 #include <seccomp.h>
 
 #include "lazylib.h"
-#include "sandbox.h"
+#include "sandbox_dl.h"
 
 #define SANDBOX_DL_ARGS 6	/* a system call has at most six arguments */
 

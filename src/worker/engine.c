@@ -10,22 +10,19 @@
 
 #include <event2/event.h>
 
+#include "backoff.h"
 #include "capture.h"
 #include "clock.h"
-#include "control.h"
 #include "daemonize.h"
 #include "defer.h"
 #include "engine.h"
+#include "feedclient.h"
 #include "hostmix.h"
 #include "log.h"
 #include "notify.h"
-#include "loader.h"
-#include "proxy.h"
-#include "privdrop.h"
-#include "privsep.h"
+#include "rates.h"
 #include "reader.h"
 #include "registry.h"
-#include "report.h"
 #include "stall.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
@@ -34,6 +31,7 @@ struct engine {
 	struct event_base *base;
 	const struct config *cfg;
 	struct sink *sink;
+	const struct engine_parts *parts;
 	struct event *ev_signals[5];
 	struct event *ev_topup;
 	struct event *ev_rate;
@@ -81,15 +79,6 @@ engine_tv(unsigned ms)
 	return tv;
 }
 
-/* Double a backoff between its bounds. */
-static unsigned
-engine_next_backoff(unsigned ms)
-{
-	if (ms < ENGINE_BACKOFF_MIN_MS)
-		return ENGINE_BACKOFF_MIN_MS;
-	return ms >= ENGINE_BACKOFF_MAX_MS / 2 ? ENGINE_BACKOFF_MAX_MS : ms * 2;
-}
-
 /* Tell systemd which sources run, when that changed. */
 static void
 engine_notify_status(void)
@@ -118,7 +107,7 @@ engine_schedule_retry(struct entropyd_instance *inst)
 {
 	struct timeval tv;
 
-	inst->backoff_ms = engine_next_backoff(inst->backoff_ms);
+	inst->backoff_ms = backoff_next(inst->backoff_ms);
 	tv = engine_tv(inst->backoff_ms);
 	evtimer_add(inst->slot->ev_retry, &tv);
 	log_debug("%s: retry in %u ms", inst->name, inst->backoff_ms);
@@ -177,7 +166,7 @@ engine_stall_due(int fd, short what, void *arg)
 	}
 	registry_set_error(inst, "stalled: no data for %u s while asked for it",
 	    inst->module->stall_timeout_ms / 1000u);
-	report_touch();
+	rates_touch();
 	registry_set_state(inst, INSTANCE_STALLED);
 	engine_notify_status();
 }
@@ -262,7 +251,7 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		return;
 	}
 	capture_input(inst, buf, (size_t)n);
-	report_touch();
+	rates_touch();
 	engine_stall_delivered(inst);
 	credit = p->unit_bits;
 	pipeline_input(p, buf, (size_t)n);
@@ -520,8 +509,8 @@ engine_forget_all(void)
 		src = inst->module->src;
 		if (inst->slot->reader != NULL)
 			held += reader_forget(inst->slot->reader); /* calls forget() on its thread */
-		else if (pluginhost_is_proxy(src))
-			held += pluginhost_forget(inst->slot->source_state); /* in its host */
+		else if (inst->module->forget_held != NULL)
+			held += inst->module->forget_held(inst->slot->source_state);
 		else if (ENTROPYD_SOURCE_HAS(src, forget) && src->forget != NULL)
 			src->forget(inst->slot->source_state);
 	}
@@ -567,7 +556,7 @@ engine_feed(void)
 {
 	uint64_t credited = engine.sink->bits_credited;
 
-	report_touch();
+	rates_touch();
 	switch (sink_service(engine.sink, &engine_supply)) {
 	case SINK_OK:
 		break;
@@ -656,6 +645,9 @@ engine_mix_host(void)
 static void
 engine_topup(int fd, short what, void *arg)
 {
+	/* Refresh the reports' copy of the feeder's state (the pool's fill and readiness). */
+	if (engine.sink->feeder != NULL && feedclient_query(engine.sink->feeder, NULL) == -1)
+		log_debug("feeder: QUERY: %s", strerror(errno));
 	sink_topup(engine.sink);
 	engine_feed_and_demand();
 }
@@ -692,7 +684,7 @@ engine_probe_all(void)
 		log_warnx("no usable entropy source (%s); re-probing until one appears",
 		    len ? reasons : "none enabled");
 	engine.warned_none = true;
-	engine.reprobe_backoff_ms = engine_next_backoff(engine.reprobe_backoff_ms);
+	engine.reprobe_backoff_ms = backoff_next(engine.reprobe_backoff_ms);
 	{
 		struct timeval tv = engine_tv(engine.reprobe_backoff_ms);
 
@@ -781,7 +773,8 @@ engine_signal(int sig, short what, void *arg)
 				inst->backoff_ms = 0;
 				engine_open(inst);
 			}
-		plugin_reload(engine.cfg);
+		if (engine.parts->reload != NULL)
+			engine.parts->reload(engine.cfg);
 		engine_probe_all();
 		break;
 	case SIGUSR1:
@@ -806,7 +799,7 @@ engine_every(unsigned ms, void (*fn)(int, short, void *))
 }
 
 int
-engine_run(const struct config *cfg, struct sink *sink)
+engine_run(const struct config *cfg, struct sink *sink, const struct engine_parts *parts)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 };
 	static const struct registry_hooks hooks = {
@@ -817,9 +810,10 @@ engine_run(const struct config *cfg, struct sink *sink)
 	int rc;
 
 	memset(&engine, 0, sizeof engine);
-	report_started();
+	rates_started();
 	engine.cfg = cfg;
 	engine.sink = sink;
+	engine.parts = parts;
 	engine.exit_code = EX_OK;
 	if ((engine.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
@@ -828,9 +822,7 @@ engine_run(const struct config *cfg, struct sink *sink)
 		fatalx("event_base_priority_init failed");
 	if (defer_attach(engine.base) == -1)
 		fatal("defer");
-	pluginhost_attach(engine.base);
-	if ((rc = control_start(engine.base, cfg, sink)) != 0) {
-		pluginhost_detach();
+	if (parts->start != NULL && (rc = parts->start(engine.base, cfg, sink)) != 0) {
 		defer_detach();
 		event_base_free(engine.base);
 		return rc;
@@ -861,15 +853,16 @@ engine_run(const struct config *cfg, struct sink *sink)
 	}
 	vmgenid_start(engine.base, engine_vm_changed);
 	registry_set_hooks(&hooks);
-	privsep_worker_setup(cfg);
+	if (parts->setup != NULL)
+		parts->setup(cfg);
 	engine_probe_all();
-	privsep_worker_ready(cfg, sink);
+	if (parts->ready != NULL)
+		parts->ready(cfg, sink);
 	engine_notify_status();
 	/* Sources probed, control socket listening, privileges dropped: -b may return. */
 	daemonize_ready();
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
-	control_stop();
 	vmgenid_stop();
 
 	/* Interrupt every blocked reader at once, then close them one by one. */
@@ -895,7 +888,8 @@ engine_run(const struct config *cfg, struct sink *sink)
 	if (sink->ev_write != NULL)
 		event_free(sink->ev_write);
 	sink->ev_write = NULL;
-	pluginhost_detach();
+	if (parts->stop != NULL)
+		parts->stop();
 	defer_detach();
 	event_base_free(engine.base);
 	return engine.exit_code;

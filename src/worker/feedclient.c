@@ -59,6 +59,10 @@ feedclient_request(struct feedclient *c, enum feedproto_type type, uint32_t arg0
 		errno = EPROTO;
 		return -1;
 	}
+	if (a.len == FEEDPROTO_STATE_BYTES) {
+		feedproto_answer_state(&a, &c->state);
+		c->have_state = true;
+	}
 	if (st != NULL)
 		feedproto_answer_state(&a, st);
 	if ((e = (int)a.arg0) != 0) {
@@ -72,6 +76,12 @@ int
 feedclient_query(struct feedclient *c, struct feedproto_state *st)
 {
 	return feedclient_request(c, FEEDPROTO_QUERY, 0, NULL, 0, st);
+}
+
+const struct feedproto_state *
+feedclient_state(const struct feedclient *c)
+{
+	return c->have_state ? &c->state : NULL;
 }
 
 void

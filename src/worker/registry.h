@@ -72,6 +72,12 @@ struct entropyd_module {
 	unsigned stall_timeout_ms; /* -O NAME:stall_timeout (0: never stalls) */
 	char *unusable;      /* why probe found nothing */
 	void (*cookie_release)(void *); /* host->set_cookie_release */
+	/*
+	 * A module whose open instances hold bytes out of the daemon's sight
+	 * (a plugin's host): on a VM generation change, have them forgotten
+	 * there; returns how many bytes were dropped now. NULL for the rest.
+	 */
+	size_t (*forget_held)(void *state);
 	struct module_option *options; /* one per declared key, in order */
 	size_t n_options;
 	TAILQ_HEAD(, entropyd_instance) instances;

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sandbox_dl.h"
+
 /* Whether the daemon was built with the seccomp allow-list (libseccomp). */
 bool sandbox_available(void);
 /*
@@ -17,7 +19,5 @@ bool sandbox_available(void);
  * done (built without libseccomp: 0 and nothing done).
  */
 int sandbox_apply(char *err, size_t errlen);
-/* Why libseccomp could not be loaded ("" if it could, or was not tried). */
-const char *sandbox_dl_error(void);
 
 #endif

@@ -17,7 +17,6 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "feedclient.h"
 #include "log.h"
 #include "sink.h"
 #include "xmalloc.h"
@@ -478,8 +477,6 @@ sink_close(struct sink *s)
 	if (s->fd > STDERR_FILENO)
 		close(s->fd);
 	explicit_bzero(s->pending, sizeof s->pending);
-	feedclient_free(s->feeder);
-	s->feeder = NULL;
 	free(s->path);
 	s->fd = -1;
 	s->path = NULL;

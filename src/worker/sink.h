@@ -90,7 +90,7 @@ struct sink {
 	/* kernel */
 	const struct sink_kernel_ops *ops;
 	void *ops_arg;            /* the feedclient, or a recorder in tests */
-	struct feedclient *feeder; /* a worker's link to the feeder, for its counters */
+	struct feedclient *feeder; /* a worker's link to the feeder (the split owns it) */
 	enum sink_phase phase;
 	bool modern;              /* Linux >= 5.18: no POLLOUT, 256-bit pool */
 	bool reseed;              /* RNDRESEEDCRNG after each top-up */
