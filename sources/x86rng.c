@@ -1,4 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The x86 random-number instructions as two sources, rdseed (seed grade)
+ * and rdrand (DRBG output, credited at its floor): the CPU checks, the
+ * kernel's sanity check, the read loop with its retries and bad-output
+ * checks, and the descriptors. Reads compute rather than block, so
+ * pollfd() is -1 and the daemon runs read() in its reader thread, only
+ * while a reserve wants data.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +17,7 @@
 #include <immintrin.h>
 #endif
 
+#include "builtin.h"
 #include "x86rng.h"
 
 /* Whether CPUID leaf 1 says RDRAND. */
@@ -262,3 +271,225 @@ x86rng_probe(struct entropyd_module *module, const struct entropyd_host *host,
 	}
 	return 1;
 }
+
+/* What tells the two sources apart; each has one instance (one CPU). */
+struct x86rng_kind {
+	const char *insn, *flag;      /* "RDSEED", "rdseed" */
+	bool (*cpuid)(void);
+	x86rng_step_fn *step;         /* the test seam in force */
+	unsigned retries;
+	bool seed_grade;
+	const struct entropyd_host *host;
+	struct x86rng rng;            /* its counters outlive a reopen: a burst logs once */
+};
+
+static int x86rng_rdrand_insn(uint64_t *);
+static int x86rng_rdseed_insn(uint64_t *);
+
+x86rng_step_fn rdrand_step = x86rng_rdrand_insn;
+x86rng_step_fn rdseed_step = x86rng_rdseed_insn;
+
+static struct x86rng_kind x86rng_rdrand = {
+	.insn = "RDRAND", .flag = "rdrand", .cpuid = x86rng_cpuid_rdrand, .step = &rdrand_step,
+	.retries = X86RNG_RDRAND_RETRIES, .seed_grade = false,
+};
+static struct x86rng_kind x86rng_rdseed = {
+	.insn = "RDSEED", .flag = "rdseed", .cpuid = x86rng_cpuid_rdseed, .step = &rdseed_step,
+	.retries = X86RNG_RDSEED_RETRIES, .seed_grade = true,
+};
+
+static const struct entropyd_option x86rng_rdrand_options[] = {
+	{ "cpuinfo", X86RNG_DEFAULT_CPUINFO, "file whose flags must list 'rdrand' (for testing)" },
+	{ NULL, NULL, NULL }
+};
+static const struct entropyd_option x86rng_rdseed_options[] = {
+	{ "cpuinfo", X86RNG_DEFAULT_CPUINFO, "file whose flags must list 'rdseed' (for testing)" },
+	{ NULL, NULL, NULL }
+};
+
+/* Execute RDRAND or RDSEED once; only these functions need the instructions enabled. */
+#if defined(__x86_64__)
+__attribute__((target("rdrnd")))
+static int
+x86rng_rdrand_insn(uint64_t *out)
+{
+	unsigned long long v;
+	int ok;
+
+	ok = _rdrand64_step(&v);
+	*out = v;
+	return ok;
+}
+
+__attribute__((target("rdseed")))
+static int
+x86rng_rdseed_insn(uint64_t *out)
+{
+	unsigned long long v;
+	int ok;
+
+	ok = _rdseed64_step(&v);
+	*out = v;
+	return ok;
+}
+#else
+static int
+x86rng_rdrand_insn(uint64_t *out)
+{
+	return 0;
+}
+
+static int
+x86rng_rdseed_insn(uint64_t *out)
+{
+	return 0;
+}
+#endif
+
+/* Usable when CPUID and the kernel both say so and the sanity check passes. */
+static int
+x86rng_kind_probe(struct x86rng_kind *k, struct entropyd_module *module,
+    const struct entropyd_host *host)
+{
+	k->host = host;
+	return x86rng_probe(module, host, k->insn, k->flag, k->cpuid(), *k->step, k->retries,
+	    k->seed_grade);
+}
+
+/* Run the sanity check again (a resume can break the unit), then read. */
+static int
+x86rng_kind_open(struct x86rng_kind *k, struct entropyd_instance *inst, void **state)
+{
+	struct x86rng *r = &k->rng;
+	char why[256];
+
+	if (k->host == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!x86rng_sanity(*k->step, k->retries, k->seed_grade, why, sizeof why)) {
+		k->host->log(inst, ENTROPYD_LOG_ERR, "%s %s", k->insn, why);
+		errno = EIO;
+		return -1;
+	}
+	r->insn = k->insn;
+	r->step = *k->step;
+	r->retries = k->retries;
+	r->seed_grade = k->seed_grade;
+	r->host = k->host;
+	r->instance = inst;
+	r->have_last = false;
+	r->dry_reads = 0;
+	r->recheck = false; /* open() just ran the check */
+	*state = r;
+	return 0;
+}
+
+static int
+x86rng_rdrand_probe(struct entropyd_module *module, const struct entropyd_host *host)
+{
+	return x86rng_kind_probe(&x86rng_rdrand, module, host);
+}
+
+static int
+x86rng_rdseed_probe(struct entropyd_module *module, const struct entropyd_host *host)
+{
+	return x86rng_kind_probe(&x86rng_rdseed, module, host);
+}
+
+static int
+x86rng_rdrand_open(struct entropyd_instance *inst, void **state)
+{
+	return x86rng_kind_open(&x86rng_rdrand, inst, state);
+}
+
+static int
+x86rng_rdseed_open(struct entropyd_instance *inst, void **state)
+{
+	return x86rng_kind_open(&x86rng_rdseed, inst, state);
+}
+
+static ssize_t
+x86rng_read(void *state, void *buf, size_t len)
+{
+	return x86rng_fill(state, buf, len);
+}
+
+/* An instruction has no fd: the daemon reads from its own thread. */
+static int
+x86rng_pollfd(void *state)
+{
+	return -1;
+}
+
+/* The VM generation changed: no word from before is kept or compared with. */
+static void
+x86rng_forget_state(void *state)
+{
+	x86rng_forget(state);
+}
+
+static void
+x86rng_close(void *state)
+{
+	struct x86rng *r = state;
+
+	r->have_last = false;
+	r->last = 0;
+}
+
+/*
+ * entropy_bits: 8 bits per byte. RDSEED returns the output of the
+ * conditioner that seeds the DRBG, which Intel and AMD specify as full
+ * entropy (an SP 800-90B/C compliant entropy source, not DRBG output). The
+ * FIPS tests, the bad-output checks and the conditioner's 320-in-256-out
+ * accounting still apply on top.
+ */
+const struct entropyd_source rdseed_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "rdseed",
+	.description = "x86 RDSEED instruction (seed grade, 8 bits per byte)",
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON,
+	.entropy_bits = 8.0,
+	.sample_bits = 0,
+	.options = x86rng_rdseed_options,
+	.probe = x86rng_rdseed_probe,
+	.open = x86rng_rdseed_open,
+	.read = x86rng_read,
+	.pollfd = x86rng_pollfd,
+	.close = x86rng_close,
+	.forget = x86rng_forget_state,
+};
+
+/*
+ * Credit policy (entropyd(8), CREDIT POLICY), the rule for every DRBG:
+ * its security strength over the most it may output between reseeds, as
+ * the maker documents it. entropy_bits: 1/64 bit per byte. RDRAND is the
+ * output of an AES-128
+ * CTR_DRBG that Intel documents as reseeded from the conditioned noise
+ * source at least every 511 128-bit blocks (8176 bytes). A reseed adds at
+ * most the DRBG's 128-bit security strength, so the fresh entropy that can
+ * be guaranteed is 128 bits per 8176 bytes, just over 1/64 bit per byte;
+ * everything between reseeds is deterministic. We credit exactly that
+ * floor (0.015625): the conditioner then absorbs 20480 RDRAND bytes per
+ * full-entropy 32-byte output, which costs about 50 us at RDRAND's rate.
+ */
+const struct entropyd_source rdrand_source = {
+	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
+	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+	.size = sizeof(struct entropyd_source),
+	.name = "rdrand",
+	.description = "x86 RDRAND instruction (DRBG output, credited 1/64 bit per byte)",
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON,
+	.entropy_bits = 1.0 / 64,
+	.sample_bits = 0,
+	.options = x86rng_rdrand_options,
+	.probe = x86rng_rdrand_probe,
+	.open = x86rng_rdrand_open,
+	.read = x86rng_read,
+	.pollfd = x86rng_pollfd,
+	.close = x86rng_close,
+	.forget = x86rng_forget_state,
+};

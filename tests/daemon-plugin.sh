@@ -15,7 +15,7 @@ hexat() { od -An -tx1 -v -j "$2" -N "$3" "$1" | tr -d ' \n'; }
 [ -c /dev/ptmx ] || skip_all "no /dev/ptmx: pseudo-terminals unavailable"
 
 mkdir "$tmp/plugins"
-cp "$top_builddir/contrib/.libs/serial.so" "$libs/testgood.so" "$tmp/plugins/"
+cp "$top_builddir/examples/.libs/serial.so" "$libs/testgood.so" "$tmp/plugins/"
 
 # 1-2: the example plugin's source is listed and has its options.
 "$entropyd" -l --plugin-dir "$tmp/plugins" >"$tmp/list" 2>"$tmp/log"

@@ -2,11 +2,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <criterion/criterion.h>
 
 #include "fake_host.h"
+#include "hosttable.h"
 
 #define FAKE_MAX_OPTIONS 8
 
@@ -24,43 +24,28 @@ int fake_n_log;
 char fake_unusable[1024];
 int fake_n_unusable;
 
-static void fake_vlog(int, const char *, const char *, va_list)
-    __attribute__((format(printf, 3, 0)));
-
-/* Append "PRIORITY NAME: text" and a newline to the log. */
+/* Append "PRIORITY NAME: line" and a newline to the log. */
 static void
-fake_vlog(int priority, const char *name, const char *fmt, va_list ap)
+fake_append(int priority, const char *name, const char *line)
 {
 	size_t used = strlen(fake_log);
 
-	snprintf(fake_log + used, sizeof fake_log - used, "%d %s: ", priority, name);
-	used = strlen(fake_log);
-	vsnprintf(fake_log + used, sizeof fake_log - used, fmt, ap);
-	used = strlen(fake_log);
-	snprintf(fake_log + used, sizeof fake_log - used, "\n");
+	snprintf(fake_log + used, sizeof fake_log - used, "%d %s: %s\n", priority, name, line);
 	fake_n_log++;
 }
 
 /* host->log: named by the instance's id, else the module's name. */
-static void __attribute__((format(printf, 3, 4)))
-fake_host_log(struct entropyd_instance *inst, int priority, const char *fmt, ...)
+static void
+fake_host_log(struct entropyd_instance *inst, int priority, const char *line)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	fake_vlog(priority, *inst->id != '\0' ? inst->id : inst->module->source->name, fmt, ap);
-	va_end(ap);
+	fake_append(priority, *inst->id != '\0' ? inst->id : inst->module->source->name, line);
 }
 
 /* host->module_log: named by the module. */
-static void __attribute__((format(printf, 3, 4)))
-fake_host_module_log(struct entropyd_module *module, int priority, const char *fmt, ...)
+static void
+fake_host_module_log(struct entropyd_module *module, int priority, const char *line)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	fake_vlog(priority, module->source->name, fmt, ap);
-	va_end(ap);
+	fake_append(priority, module->source->name, line);
 }
 
 /* host->option: the test's value, else the descriptor's default. */
@@ -80,15 +65,11 @@ fake_host_option(struct entropyd_module *module, const char *key)
 }
 
 /* host->unusable: keep the last reason. */
-static void __attribute__((format(printf, 2, 3)))
-fake_host_unusable(struct entropyd_module *module, const char *fmt, ...)
+static void
+fake_host_unusable(struct entropyd_module *module, const char *why)
 {
-	va_list ap;
-
 	(void)module;
-	va_start(ap, fmt);
-	vsnprintf(fake_unusable, sizeof fake_unusable, fmt, ap);
-	va_end(ap);
+	snprintf(fake_unusable, sizeof fake_unusable, "%s", why);
 	fake_n_unusable++;
 }
 
@@ -137,19 +118,8 @@ fake_host_limit_entropy(struct entropyd_instance *inst, double bits)
 	return bits;
 }
 
-static uint64_t
-fake_host_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-const struct entropyd_host fake_host = {
-	.size = sizeof(struct entropyd_host),
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
-	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
+/* The fake's side of the host table (no hotplug, no loop to defer to). */
+static const struct hosttable_ops fake_ops = {
 	.log = fake_host_log,
 	.module_log = fake_host_module_log,
 	.option = fake_host_option,
@@ -158,9 +128,15 @@ const struct entropyd_host fake_host = {
 	.remove_instance = fake_host_remove_instance,
 	.instance_cookie = fake_host_instance_cookie,
 	.instance_module = fake_host_instance_module,
-	.now_ns = fake_host_now_ns,
 	.limit_entropy = fake_host_limit_entropy,
 };
+
+const struct entropyd_host *
+fake_host(void)
+{
+	hosttable_bind(&fake_ops);
+	return &hosttable;
+}
 
 void
 fake_reset(const struct entropyd_source *src)
@@ -194,7 +170,7 @@ fake_probe(const struct entropyd_source *src)
 
 	fake_module.source = src;
 	if (src->configure != NULL)
-		cr_assert_eq(src->configure(&fake_module, &fake_host, err, sizeof err), 0,
+		cr_assert_eq(src->configure(&fake_module, fake_host(), err, sizeof err), 0,
 		    "configure failed: %s", err);
-	return src->probe(&fake_module, &fake_host);
+	return src->probe(&fake_module, fake_host());
 }

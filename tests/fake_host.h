@@ -25,7 +25,8 @@ struct entropyd_instance {
 
 #define FAKE_MAX_INSTANCES 4
 
-extern const struct entropyd_host fake_host;
+/* The host table, with the fake bound to it. */
+const struct entropyd_host *fake_host(void);
 extern struct entropyd_module fake_module;
 /* What the module added; fake_instances[0] is ready for modules never probed. */
 extern struct entropyd_instance fake_instances[FAKE_MAX_INSTANCES];

@@ -63,7 +63,7 @@ test_rng(struct x86rng *r, bool seed_grade)
 	r->step = test_scripted;
 	r->retries = seed_grade ? X86RNG_RDSEED_RETRIES : X86RNG_RDRAND_RETRIES;
 	r->seed_grade = seed_grade;
-	r->host = &fake_host;
+	r->host = fake_host();
 	r->instance = &fake_instances[0];
 }
 
@@ -275,7 +275,7 @@ Test(x86rng, probe_says_why_not_when_the_kernel_cleared_the_flag)
 		cr_skip("this CPU has no RDRAND");
 	fake_reset(&rdrand_source);
 	fake_set_option("cpuinfo", p);
-	cr_assert_eq(rdrand_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(rdrand_source.probe(&fake_module, fake_host()), 0);
 	cr_assert_eq(fake_n_instances, 0);
 	cr_assert(strstr(fake_unusable, "lacks the 'rdrand' flag") != NULL, "%s", fake_unusable);
 	unlink(p);
@@ -294,12 +294,12 @@ Test(x86rng, probe_and_open_refuse_a_unit_failing_the_sanity_check)
 	fake_reset(&rdrand_source);
 	rdrand_step = test_scripted;
 	test_play(ones, 10);
-	cr_assert_eq(rdrand_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(rdrand_source.probe(&fake_module, fake_host()), 0);
 	cr_assert(strstr(fake_unusable, "RDRAND sanity check: only 0 of 7") != NULL, "%s",
 	    fake_unusable);
 	/* Good at probe, broken by open (a resume): open fails and says why. */
 	test_play(NULL, 0);
-	cr_assert_eq(rdrand_source.probe(&fake_module, &fake_host), 1);
+	cr_assert_eq(rdrand_source.probe(&fake_module, fake_host()), 1);
 	test_play(ones, 10);
 	cr_assert_eq(rdrand_source.open(&fake_instances[0], &state), -1);
 	cr_assert(strstr(fake_log, "sanity check") != NULL, "%s", fake_log);
@@ -320,7 +320,7 @@ test_real(const struct entropyd_source *src, bool cpuid, const char *flag)
 	if (x86rng_cpuinfo_flag("/proc/cpuinfo", flag) != 1)
 		cr_skip("the kernel does not list '%s' in /proc/cpuinfo", flag);
 	fake_reset(src);
-	cr_assert_eq(src->probe(&fake_module, &fake_host), 1, "%s", fake_unusable);
+	cr_assert_eq(src->probe(&fake_module, fake_host()), 1, "%s", fake_unusable);
 	cr_assert_eq(src->pollfd == NULL ? 0 : src->open(&fake_instances[0], &state), 0, "%s",
 	    fake_log);
 	cr_assert_eq(src->pollfd(state), -1, "a reader thread is needed");
@@ -563,9 +563,9 @@ Test(jitter, a_coarse_clock_fails_startup_cleanly)
 
 	fake_reset(&jitter_source);
 	jitter_clock_override = test_stuck_clock;
-	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0, "%s",
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), 0, "%s",
 	    err);
-	cr_assert_eq(jitter_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(jitter_source.probe(&fake_module, fake_host()), 0);
 	cr_assert_eq(fake_n_instances, 0);
 	cr_assert(strstr(fake_unusable, "start-up:") != NULL &&
 	    strstr(fake_unusable, "too coarse or stuck") != NULL, "%s", fake_unusable);
@@ -598,7 +598,7 @@ Test(jitter, a_clock_going_stuck_fails_the_read)
 	fake_reset(&jitter_source);
 	jitter_clock_override = test_turning_clock;
 	test_go_stuck = false;
-	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0);
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), 0);
 	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_assert_eq(jitter_source.read(state, buf, sizeof buf), (ssize_t)sizeof buf);
 	test_go_stuck = true;
@@ -617,7 +617,7 @@ test_configure(const char *key, const char *value, char *err, size_t errlen)
 	fake_reset(&jitter_source);
 	fake_set_option(key, value);
 	err[0] = '\0';
-	return jitter_source.configure(&fake_module, &fake_host, err, errlen);
+	return jitter_source.configure(&fake_module, fake_host(), err, errlen);
 }
 
 Test(jitter, bad_options_are_refused)
@@ -644,7 +644,7 @@ Test(jitter, bad_options_are_refused)
 	fake_reset(&jitter_source);
 	fake_set_option("quantize_hz", "24M");
 	fake_set_option("clock", "monotonic_coarse");
-	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), -1);
 	cr_assert(strstr(err, "does not go with -O jitter:clock:monotonic_coarse") != NULL, "%s",
 	    err);
 }
@@ -669,7 +669,7 @@ Test(jitter, open_lowers_the_credit_to_what_start_up_measured)
 
 	fake_reset(&jitter_source);
 	jitter_clock_override = test_patterned_clock;
-	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0);
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), 0);
 	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_expect(fake_instances[0].limit_bits > 0 && fake_instances[0].limit_bits < 1.0 / 3,
 	    "limit_entropy(%g)", fake_instances[0].limit_bits);
@@ -680,7 +680,7 @@ Test(jitter, open_lowers_the_credit_to_what_start_up_measured)
 	fake_reset(&jitter_source);
 	jitter_clock_override = test_turning_clock;
 	test_go_stuck = false;
-	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0);
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), 0);
 	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_expect_eq(fake_instances[0].limit_bits, -1, "%g", fake_instances[0].limit_bits);
 	cr_expect(strstr(fake_log, "start-up: the clock steps by") != NULL, "%s", fake_log);
@@ -697,7 +697,7 @@ Test(jitter, real_clock_delivers_samples)
 	size_t i;
 
 	fake_reset(&jitter_source);
-	cr_assert_eq(jitter_source.probe(&fake_module, &fake_host), 1, "%s", fake_unusable);
+	cr_assert_eq(jitter_source.probe(&fake_module, fake_host()), 1, "%s", fake_unusable);
 	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_assert_eq(jitter_source.pollfd(state), -1);
 	n = jitter_source.read(state, buf, sizeof buf);
@@ -824,7 +824,7 @@ Test(jitter, forget_leaves_nothing_of_before_in_the_samples)
 	fake_set_option("osr", "4");
 	jitter_clock_override = test_replay_clock;
 	test_replay_from_start();
-	cr_assert_eq(jitter_source.configure(&fake_module, &fake_host, err, sizeof err), 0, "%s",
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), 0, "%s",
 	    err);
 	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
 	cr_assert(ENTROPYD_SOURCE_HAS(&jitter_source, forget) && jitter_source.forget != NULL);

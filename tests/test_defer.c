@@ -40,7 +40,7 @@ test_deferrer(void *module)
 	intptr_t i;
 
 	for (i = 0; i < TEST_CALLS; i++)
-		registry_host.defer(module, test_call, (void *)i);
+		registry_host()->defer(module, test_call, (void *)i);
 	return NULL;
 }
 
@@ -68,7 +68,7 @@ Test(defer, calls_from_another_thread_run_on_the_loop_in_order)
 	struct entropyd_module *m = (struct entropyd_module *)&base;
 	pthread_t t;
 
-	cr_assert(ENTROPYD_HOST_HAS(&registry_host, defer));
+	cr_assert(ENTROPYD_HOST_HAS(registry_host(), defer));
 	cr_assert_eq(defer_attach(base), 0);
 	cr_assert_eq(pthread_create(&t, NULL, test_deferrer, m), 0);
 	event_base_dispatch(base);
@@ -105,8 +105,8 @@ Test(defer, dropping_a_module_drops_only_its_calls)
 
 	dropped_ran = 0;
 	for (i = 0; i < TEST_CALLS; i++) {
-		registry_host.defer(gone, test_dropped, NULL);
-		registry_host.defer(NULL, test_call, (void *)i);
+		registry_host()->defer(gone, test_dropped, NULL);
+		registry_host()->defer(NULL, test_call, (void *)i);
 	}
 	defer_drop(gone);
 	cr_assert_eq(defer_attach(base), 0);
@@ -159,12 +159,12 @@ Test(defer, instance_gone_reaches_the_engine_and_shutdown_follows_the_instances)
 	char err[128];
 
 	cr_assert_geq(ENTROPYD_SOURCE_ABI_MINOR, 1);
-	cr_assert(ENTROPYD_HOST_HAS(&registry_host, instance_gone));
+	cr_assert(ENTROPYD_HOST_HAS(registry_host(), instance_gone));
 	registry_set_hooks(&hooks);
 	cr_assert_eq(registry_add(&test_source, NULL, err, sizeof err), 0, "%s", err);
 	m = registry_find("deftest");
-	inst = registry_host.add_instance(m, "k1", "/dev/k1", NULL);
-	registry_host.instance_gone(inst, "unplugged");
+	inst = registry_host()->add_instance(m, "k1", "/dev/k1", NULL);
+	registry_host()->instance_gone(inst, "unplugged");
 	cr_assert_eq(gone_instance, inst);
 	cr_assert_str_eq(gone_reason, "unplugged");
 	registry_remove_module(m);

@@ -22,6 +22,7 @@
 #include <criterion/criterion.h>
 
 #include "feeder.h"
+#include "msg.h"
 
 /* What the kernel was asked, in order. */
 struct record {
@@ -495,25 +496,9 @@ static void
 tell(int chan, enum feedproto_type t, uint32_t arg0, uint32_t arg1, int fd)
 {
 	uint8_t buf[FEEDPROTO_HEADER_BYTES];
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { buf, feedproto_encode(buf, sizeof buf, t, arg0, arg1, NULL, 0) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	size_t len = feedproto_encode(buf, sizeof buf, t, arg0, arg1, NULL, 0);
 
-	if (fd != -1) {
-		memset(&control, 0, sizeof control);
-		msg.msg_control = control.buf;
-		msg.msg_controllen = sizeof control.buf;
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	}
-	cr_assert_gt(sendmsg(chan, &msg, 0), 0);
+	cr_assert_eq(msg_send(chan, buf, len, &fd, 1), 0);
 }
 
 /* Fork the feeder's loop on the recording ops; its pid, our end in *chan. */

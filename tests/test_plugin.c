@@ -62,15 +62,15 @@ Test(host, cookie_release_on_replace_and_free)
 	struct entropyd_module *m = test_module();
 	int a, b, c;
 
-	cr_assert(ENTROPYD_HOST_HAS(&registry_host, set_cookie_release));
-	registry_host.set_cookie_release(m, test_release);
-	registry_host.add_instance(m, "x", "dev", &a);
-	registry_host.add_instance(m, "x", "dev", &a);
+	cr_assert(ENTROPYD_HOST_HAS(registry_host(), set_cookie_release));
+	registry_host()->set_cookie_release(m, test_release);
+	registry_host()->add_instance(m, "x", "dev", &a);
+	registry_host()->add_instance(m, "x", "dev", &a);
 	cr_assert_eq(n_released, 0, "the same cookie again is not released");
-	registry_host.add_instance(m, "x", "dev", &b);
+	registry_host()->add_instance(m, "x", "dev", &b);
 	cr_assert_eq(n_released, 1);
 	cr_assert_eq(released[0], &a, "a replaced cookie is released");
-	registry_host.remove_instance(registry_host.add_instance(m, "y", "dev", &c));
+	registry_host()->remove_instance(registry_host()->add_instance(m, "y", "dev", &c));
 	cr_assert_eq(n_released, 2);
 	cr_assert_eq(released[1], &c, "a removed instance's cookie is released");
 	registry_free();
@@ -83,24 +83,24 @@ Test(host, limit_entropy_only_lowers)
 	struct entropyd_module *m = test_module();
 	struct entropyd_instance *inst, *other;
 
-	cr_assert(ENTROPYD_HOST_HAS(&registry_host, limit_entropy));
-	inst = registry_host.add_instance(m, "a", "dev", NULL);
-	other = registry_host.add_instance(m, "b", "dev", NULL);
+	cr_assert(ENTROPYD_HOST_HAS(registry_host(), limit_entropy));
+	inst = registry_host()->add_instance(m, "a", "dev", NULL);
+	other = registry_host()->add_instance(m, "b", "dev", NULL);
 	inst->pipe.count.bytes_read = 1234;
-	cr_assert_float_eq(registry_host.limit_entropy(inst, 7.0), 6.0, 1e-9, "never raised");
-	cr_assert_float_eq(registry_host.limit_entropy(inst, -1.0), 6.0, 1e-9, "bad value ignored");
-	cr_assert_float_eq(registry_host.limit_entropy(inst, 2.0), 2.0, 1e-9);
+	cr_assert_float_eq(registry_host()->limit_entropy(inst, 7.0), 6.0, 1e-9, "never raised");
+	cr_assert_float_eq(registry_host()->limit_entropy(inst, -1.0), 6.0, 1e-9, "bad value ignored");
+	cr_assert_float_eq(registry_host()->limit_entropy(inst, 2.0), 2.0, 1e-9);
 	cr_assert_float_eq(inst->pipe.unit_bits, 2.0, 1e-9);
 	cr_assert_eq(inst->pipe.count.bytes_read, 1234, "counters survive");
 	cr_assert_float_eq(other->pipe.unit_bits, 6.0, 1e-9, "other instances keep theirs");
 	cr_assert_float_eq(m->entropy_bits, 6.0, 1e-9, "the module's estimate is kept");
-	cr_assert_float_eq(registry_host.limit_entropy(inst, 3.0), 2.0, 1e-9);
+	cr_assert_float_eq(registry_host()->limit_entropy(inst, 3.0), 2.0, 1e-9);
 	registry_free();
 }
 
 Test(host, member_check)
 {
-	struct entropyd_host old = registry_host;
+	struct entropyd_host old = *registry_host();
 
 	old.size = (uint32_t)offsetof(struct entropyd_host, set_cookie_release);
 	cr_assert_not(ENTROPYD_HOST_HAS(&old, set_cookie_release), "a 1.0-sized table lacks it");

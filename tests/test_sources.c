@@ -183,7 +183,7 @@ Test(hwrng, empty_device_option_fails_configure)
 
 	fake_set_option("device", "");
 	fake_module.source = &hwrng_source;
-	cr_assert_eq(hwrng_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
+	cr_assert_eq(hwrng_source.configure(&fake_module, fake_host(), err, sizeof err), -1);
 	cr_assert_str_eq(err, "hwrng: empty device (use -O hwrng:device:PATH or -r PATH)");
 }
 
@@ -231,7 +231,7 @@ Test(hwrng, read_error_keeps_errno)
 	fake_set_option("device", test_dir);
 	fake_module.source = &hwrng_source;
 	fake_probe(&hwrng_source);
-	fake_host.add_instance(&fake_module, "", test_dir, NULL);
+	fake_host()->add_instance(&fake_module, "", test_dir, NULL);
 
 	cr_assert_eq(hwrng_source.open(&fake_instances[0], &state), 0);
 	errno = 0;
@@ -512,12 +512,12 @@ Test(file, configure_needs_a_path)
 	char err[256] = "";
 
 	fake_module.source = &file_source;
-	cr_assert_eq(file_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
+	cr_assert_eq(file_source.configure(&fake_module, fake_host(), err, sizeof err), -1);
 	cr_assert_str_eq(err, "file: no path given (use -O file:path:PATH)");
 
 	fake_set_option("path", "");
 	err[0] = '\0';
-	cr_assert_eq(file_source.configure(&fake_module, &fake_host, err, sizeof err), -1);
+	cr_assert_eq(file_source.configure(&fake_module, fake_host(), err, sizeof err), -1);
 	cr_assert_str_eq(err, "file: no path given (use -O file:path:PATH)");
 }
 
@@ -527,14 +527,14 @@ Test(file, configure_accepts_a_path)
 
 	fake_set_option("path", "/anything");
 	fake_module.source = &file_source;
-	cr_assert_eq(file_source.configure(&fake_module, &fake_host, err, sizeof err), 0);
+	cr_assert_eq(file_source.configure(&fake_module, fake_host(), err, sizeof err), 0);
 	cr_assert_str_eq(err, "");
 }
 
 Test(file, probe_without_path_is_unusable)
 {
 	fake_module.source = &file_source;
-	cr_assert_eq(file_source.probe(&fake_module, &fake_host), 0);
+	cr_assert_eq(file_source.probe(&fake_module, fake_host()), 0);
 	cr_assert_eq(fake_n_instances, 0);
 	cr_assert_str_eq(fake_unusable, "no path given (use -O file:path:PATH)");
 }

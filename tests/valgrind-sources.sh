@@ -84,7 +84,7 @@ fi
 # 9-10: the example drop-in plugin (examples/serial.c) on a pty, with its
 # plugin launcher and host under memcheck too.
 mkdir -p "$tmp/plugins"
-cp "$top_builddir/contrib/.libs/serial.so" "$tmp/plugins/"
+cp "$top_builddir/examples/.libs/serial.so" "$tmp/plugins/"
 start_fake_tty serial truerng
 VG_CHILDREN=1 vg_case plugin "serial: reading" --plugin-dir "$tmp/plugins" -n serial \
     -O "serial:device:$pts" -O serial:entropy:8

@@ -14,7 +14,7 @@
 
 #include "clock.h"
 #include "feedclient.h"
-#include "proxy.h"
+#include "hostproc.h"
 #include "rates.h"
 #include "registry.h"
 #include "report.h"
@@ -34,6 +34,13 @@ report_unix_seconds(uint64_t mono_ns)
 	wall = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 	return wall - (double)(clock_now_ns() - mono_ns) / 1e9;
 }
+
+/* Where report_plugin_line writes, and which family. */
+struct report_plugin_walk {
+	struct evbuffer *buf;
+	const char *family;
+	bool any;
+};
 
 /* Append a label value escaped for the text format: \\, \" and \n. */
 static void
@@ -257,6 +264,49 @@ report_feeder_metrics(struct evbuffer *buf, const struct feedclient *feeder)
 	report_value(buf, st.bits_credited, 8);
 }
 
+/* One plugin host's line of the family being written (arg: which). */
+static void
+report_plugin_line(const struct hostproc_stats *st, void *arg)
+{
+	struct report_plugin_walk *w = arg;
+
+	evbuffer_add_printf(w->buf, "entropyd_%s{plugin=\"", w->family);
+	report_label(w->buf, st->name);
+	if (strcmp(w->family, "plugin_up") == 0)
+		evbuffer_add_printf(w->buf, "\"} %d\n", st->up);
+	else
+		evbuffer_add_printf(w->buf, "\"} %" PRIu64 "\n",
+		    strcmp(w->family, "plugin_restarts_total") == 0 ? st->restarts :
+		    st->protocol_errors);
+	w->any = true;
+}
+
+/* The plugin families (up, restarts, protocol errors), when plugins are loaded. */
+static void
+report_plugin_metrics(struct evbuffer *buf)
+{
+	static const struct {
+		const char *family, *type, *help;
+	} families[] = {
+		{ "plugin_up", "gauge", "1 while the plugin's host process runs." },
+		{ "plugin_restarts_total", "counter",
+		  "Restarts of the plugin's host after it crashed, hung, or broke the protocol." },
+		{ "plugin_protocol_errors_total", "counter",
+		  "Malformed or unasked-for messages from the plugin's host (each ends it)." },
+	};
+	struct report_plugin_walk w = { .buf = evbuffer_new() };
+	size_t i;
+
+	for (i = 0; i < sizeof families / sizeof families[0]; i++) {
+		report_family(w.buf, families[i].family, families[i].type, families[i].help);
+		w.family = families[i].family;
+		hostproc_each(report_plugin_line, &w);
+	}
+	if (w.any)
+		evbuffer_add_buffer(buf, w.buf);
+	evbuffer_free(w.buf);
+}
+
 void
 report_metrics(struct evbuffer *buf, const struct sink *s)
 {
@@ -312,5 +362,5 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	report_metric_times(buf, s);
 	if (s->feeder != NULL)
 		report_feeder_metrics(buf, s->feeder);
-	pluginhost_metrics(buf);
+	report_plugin_metrics(buf);
 }

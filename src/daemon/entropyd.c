@@ -17,7 +17,7 @@
 #include "pidfile.h"
 #include "privdrop.h"
 #include "privsep.h"
-#include "proxy.h"
+#include "hostproc.h"
 #include "registry.h"
 #include "sink.h"
 #include "vmgenid.h"
@@ -28,9 +28,9 @@ entropyd_start(struct event_base *base, const struct config *cfg, struct sink *s
 {
 	int rc;
 
-	pluginhost_attach(base);
+	hostproc_attach(base);
 	if ((rc = control_start(base, cfg, sink)) != 0)
-		pluginhost_detach();
+		hostproc_detach();
 	return rc;
 }
 
@@ -39,7 +39,7 @@ static void
 entropyd_stop(void)
 {
 	control_stop();
-	pluginhost_detach();
+	hostproc_detach();
 }
 
 /* SIGHUP: drop-ins added since. */

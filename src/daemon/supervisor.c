@@ -17,6 +17,7 @@
 #include "daemonize.h"
 #include "feedproto.h"
 #include "log.h"
+#include "msg.h"
 #include "pidfile.h"
 #include "supervisor.h"
 
@@ -36,26 +37,9 @@ supervisor_tell(struct supervisor *s, enum feedproto_type type, uint32_t arg0, u
     int fd)
 {
 	uint8_t buf[FEEDPROTO_HEADER_BYTES];
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { buf, 0 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	size_t len = feedproto_encode(buf, sizeof buf, type, arg0, arg1, NULL, 0);
 
-	iov.iov_len = feedproto_encode(buf, sizeof buf, type, arg0, arg1, NULL, 0);
-	if (fd != -1) {
-		memset(&control, 0, sizeof control);
-		msg.msg_control = control.buf;
-		msg.msg_controllen = sizeof control.buf;
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	}
-	if (iov.iov_len == 0 || sendmsg(s->feeder_fd, &msg, MSG_NOSIGNAL) == -1)
+	if (len == 0 || msg_send(s->feeder_fd, buf, len, &fd, 1) == -1)
 		log_debug("supervisor: telling the feeder: %s", strerror(errno));
 }
 

@@ -16,6 +16,7 @@
 #include "daemonize.h"
 #include "feeder.h"
 #include "log.h"
+#include "msg.h"
 #include "notify.h"
 
 /* What the loop knows besides the feeder: the supervisor, a pending restart, stopping. */
@@ -327,30 +328,19 @@ static bool
 feeder_from_supervisor(struct feeder *f, struct feeder_loop *l)
 {
 	uint8_t buf[FEEDPROTO_HEADER_BYTES];
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { buf, sizeof buf };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control.buf, .msg_controllen = sizeof control.buf,
-	};
 	struct feedproto_frame fr;
-	struct cmsghdr *c;
-	int passed = -1;
+	int fds[MSG_MAX_FDS], passed;
 	ssize_t n;
 
-	while ((n = recvmsg(l->supervisor_fd, &msg, MSG_CMSG_CLOEXEC)) == -1 && errno == EINTR)
-		;
-	if (n <= 0)
+	n = msg_recv(l->supervisor_fd, buf, sizeof buf, 0, fds);
+	if (n == 0 || (n == -1 && errno != EMSGSIZE))
 		return false;
-	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&passed, CMSG_DATA(c), sizeof passed);
-	if (feedproto_decode(buf, (size_t)n, (msg.msg_flags & MSG_TRUNC) != 0, &fr) !=
-	    FEEDPROTO_OK || (fr.type == FEEDPROTO_STARTED) != (passed != -1)) {
+	passed = fds[0];
+	if (fds[1] != -1)
+		close(fds[1]);
+	/* A frame cut short (EMSGSIZE) is malformed, as one with a descriptor where none belongs. */
+	if (n == -1 || feedproto_decode(buf, (size_t)n, false, &fr) != FEEDPROTO_OK ||
+	    (fr.type == FEEDPROTO_STARTED) != (passed != -1)) {
 		log_warnx("feeder: a malformed frame from the supervisor; ignored");
 		if (passed != -1)
 			close(passed);

@@ -16,7 +16,7 @@
 
 #include "log.h"
 #include "loader.h"
-#include "proxy.h"
+#include "hostproc_int.h"
 #include "reader.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -25,7 +25,7 @@
 struct plugin {
 	TAILQ_ENTRY(plugin) entry;
 	char *path;
-	struct pluginhost *host; /* its process; NULL once refused */
+	struct hostproc *host; /* its process; NULL once refused */
 	const struct entropyd_source *src;
 	char *reason;        /* why it was refused, NULL when loaded */
 	struct stat st;      /* a refused file is tried again once it changes */
@@ -50,7 +50,7 @@ plugin_refuse(struct plugin *p, const char *fmt, ...)
 	va_end(ap);
 	log_warnx("plugin %s: refused: %s", p->path, p->reason);
 	if (p->host != NULL)
-		pluginhost_free(p->host);
+		hostproc_free(p->host);
 	p->host = NULL;
 	p->src = NULL;
 	p->fresh = false;
@@ -153,11 +153,11 @@ plugin_load(struct plugin *p)
 		plugin_refuse(p, "unsafe: %s", err);
 		return;
 	}
-	if ((p->host = pluginhost_start(p->path, fd, err, sizeof err)) == NULL) {
+	if ((p->host = hostproc_start(p->path, fd, err, sizeof err)) == NULL) {
 		plugin_refuse(p, "%s", err);
 		return;
 	}
-	src = pluginhost_source(p->host);
+	src = hostproc_source(p->host);
 	if (registry_add(src, p->path, err, sizeof err) == -1) {
 		plugin_refuse(p, "%s", err);
 		return;
@@ -208,7 +208,7 @@ plugin_load_dir(const char *dir)
 			log_warn("plugin directory %s", dir);
 		return 0;
 	}
-	pluginhost_prepare();
+	launch_prepare();
 	for (i = 0; i < n; i++) {
 		xasprintf(&path, "%s/%s", dir, names[i]->d_name);
 		free(names[i]);
@@ -305,10 +305,10 @@ plugin_free(void)
 	while ((p = TAILQ_FIRST(&plugins)) != NULL) {
 		TAILQ_REMOVE(&plugins, p, entry);
 		if (p->host != NULL)
-			pluginhost_free(p->host);
+			hostproc_free(p->host);
 		free(p->path);
 		free(p->reason);
 		free(p);
 	}
-	pluginhost_free_all();
+	hostproc_free_all();
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "pluginproto.h"
 
 /* A NULL string on the wire. */
@@ -168,79 +169,19 @@ pluginproto_done(const struct pluginproto_msg *m)
 int
 pluginproto_send(int sock, const struct pluginproto_msg *m, int fd1, int fd2)
 {
-	union {
-		struct cmsghdr h;
-		char space[CMSG_SPACE(2 * sizeof(int))];
-	} ctl;
-	struct iovec iov = { m->buf, m->len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int fds[2] = { fd1, fd2 }, n = (fd1 >= 0) + (fd2 >= 0);
-	ssize_t sent;
+	int fds[MSG_MAX_FDS] = { fd1, fd2 };
 
 	if (m->bad) {
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (n > 0) {
-		memset(&ctl, 0, sizeof ctl);
-		mh.msg_control = ctl.space;
-		mh.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
-		ctl.h.cmsg_level = SOL_SOCKET;
-		ctl.h.cmsg_type = SCM_RIGHTS;
-		ctl.h.cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-		memcpy(CMSG_DATA(&ctl.h), fd1 >= 0 ? fds : fds + 1, (size_t)n * sizeof(int));
-	}
-	do
-		sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (sent == -1 && errno == EINTR);
-	return sent == (ssize_t)m->len ? 0 : -1;
+	return msg_send(sock, m->buf, m->len, fds, MSG_MAX_FDS);
 }
 
 ssize_t
 pluginproto_recv(int sock, void *buf, size_t cap, int flags, int fds[2])
 {
-	union {
-		struct cmsghdr h;
-		char space[CMSG_SPACE(4 * sizeof(int))];
-	} ctl;
-	struct iovec iov = { buf, cap };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.space,
-	    .msg_controllen = sizeof ctl.space };
-	struct cmsghdr *c;
-	ssize_t n;
-	int got = 0;
-
-	fds[0] = fds[1] = -1;
-	do
-		n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
-	while (n == -1 && errno == EINTR);
-	if (n == -1)
-		return -1;
-	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
-		size_t i, k;
-		int fd;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < k; i++) {
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-			if (got < 2)
-				fds[got++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		if (fds[0] >= 0)
-			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
-		fds[0] = fds[1] = -1;
-		errno = EMSGSIZE;
-		return -1;
-	}
-	return n;
+	return msg_recv(sock, buf, cap, flags, fds);
 }
 
 ssize_t

@@ -14,6 +14,7 @@
 #include "builtin.h"
 #include "clock.h"
 #include "defer.h"
+#include "hosttable.h"
 #include "log.h"
 #include "registry.h"
 #include "xmalloc.h"
@@ -25,41 +26,40 @@ static unsigned registry_credit_cap = 8; /* -e: bits credited per output byte at
 static bool registry_skip_repeats;      /* --no-repeat-test */
 static pthread_mutex_t registry_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void host_vlog(struct entropyd_instance *, int, const char *, va_list)
-    __attribute__((format(printf, 3, 0)));
-static void host_log(struct entropyd_instance *, int, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-static void host_module_log(struct entropyd_module *, int, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-static void host_unusable(struct entropyd_module *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-static struct entropyd_instance *host_add_instance(struct entropyd_module *, const char *,
+static void registry_log_line(struct entropyd_instance *, int, const char *);
+static void registry_module_log(struct entropyd_module *, int, const char *);
+static void registry_unusable(struct entropyd_module *, const char *);
+static struct entropyd_instance *registry_add_instance(struct entropyd_module *, const char *,
     const char *, void *);
-static void host_remove_instance(struct entropyd_instance *);
-static void *host_instance_cookie(struct entropyd_instance *);
-static struct entropyd_module *host_instance_module(struct entropyd_instance *);
-static void host_set_cookie_release(struct entropyd_module *, void (*)(void *));
-static double host_limit_entropy(struct entropyd_instance *, double);
-static void host_instance_gone(struct entropyd_instance *, const char *);
+static void registry_remove_instance(struct entropyd_instance *);
+static void *registry_instance_cookie(struct entropyd_instance *);
+static struct entropyd_module *registry_instance_module(struct entropyd_instance *);
+static void registry_set_cookie_release(struct entropyd_module *, void (*)(void *));
+static double registry_limit_entropy(struct entropyd_instance *, double);
+static void registry_instance_gone(struct entropyd_instance *, const char *);
 
-const struct entropyd_host registry_host = {
-	.size = sizeof(struct entropyd_host),
-	.abi_major = ENTROPYD_SOURCE_ABI_MAJOR,
-	.abi_minor = ENTROPYD_SOURCE_ABI_MINOR,
-	.log = host_log,
-	.module_log = host_module_log,
+/* The worker's side of the host table its modules are handed. */
+static const struct hosttable_ops registry_ops = {
+	.log = registry_log_line,
+	.module_log = registry_module_log,
 	.option = registry_option,
-	.unusable = host_unusable,
-	.add_instance = host_add_instance,
-	.remove_instance = host_remove_instance,
-	.instance_cookie = host_instance_cookie,
-	.instance_module = host_instance_module,
-	.now_ns = clock_now_ns,
-	.set_cookie_release = host_set_cookie_release,
-	.limit_entropy = host_limit_entropy,
+	.unusable = registry_unusable,
+	.add_instance = registry_add_instance,
+	.remove_instance = registry_remove_instance,
+	.instance_cookie = registry_instance_cookie,
+	.instance_module = registry_instance_module,
+	.set_cookie_release = registry_set_cookie_release,
+	.limit_entropy = registry_limit_entropy,
 	.defer = defer_add,
-	.instance_gone = host_instance_gone,
+	.instance_gone = registry_instance_gone,
 };
+
+const struct entropyd_host *
+registry_host(void)
+{
+	hosttable_bind(&registry_ops);
+	return &hosttable;
+}
 
 static const char *const registry_state_names[] = {
 	[INSTANCE_ABSENT] = "absent",
@@ -82,13 +82,10 @@ registry_set_hooks(const struct registry_hooks *hooks)
 	registry_hooks = *hooks;
 }
 
-/* Log for an instance; warnings and errors also become its last error. */
+/* Log a line for an instance; warnings and errors also become its last error. */
 static void
-host_vlog(struct entropyd_instance *inst, int priority, const char *fmt, va_list ap)
+registry_log_line(struct entropyd_instance *inst, int priority, const char *line)
 {
-	char line[512];
-
-	vsnprintf(line, sizeof line, fmt, ap);
 	if (priority <= LOG_WARNING) {
 		pthread_mutex_lock(&registry_error_lock);
 		snprintf(inst->last_error, sizeof inst->last_error, "%s", line);
@@ -138,54 +135,35 @@ registry_clear_error(struct entropyd_instance *inst)
 	pthread_mutex_unlock(&registry_error_lock);
 }
 
-static void
-host_log(struct entropyd_instance *inst, int priority, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	host_vlog(inst, priority, fmt, ap);
-	va_end(ap);
-}
-
 /* Record an instance's last error and log it as a warning. */
 void
 registry_set_error(struct entropyd_instance *inst, const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	host_vlog(inst, LOG_WARNING, fmt, ap);
-	va_end(ap);
-}
-
-static void
-host_module_log(struct entropyd_module *m, int priority, const char *fmt, ...)
-{
-	char line[512];
+	char line[sizeof inst->last_error];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
+	registry_log_line(inst, LOG_WARNING, line);
+}
+
+static void
+registry_module_log(struct entropyd_module *m, int priority, const char *line)
+{
 	log_printf(priority, "%s: %s", m->src->name, line);
 }
 
 static void
-host_unusable(struct entropyd_module *m, const char *fmt, ...)
+registry_unusable(struct entropyd_module *m, const char *why)
 {
-	va_list ap;
-
 	free(m->unusable);
-	va_start(ap, fmt);
-	if (vasprintf(&m->unusable, fmt, ap) < 0)
-		fatal("vasprintf");
-	va_end(ap);
+	m->unusable = xstrdup(why);
 }
 
 /* Add an instance, or hand back the one of that name (a re-probe finds it again). */
 static struct entropyd_instance *
-host_add_instance(struct entropyd_module *m, const char *id, const char *device, void *cookie)
+registry_add_instance(struct entropyd_module *m, const char *id, const char *device, void *cookie)
 {
 	struct entropyd_instance *inst;
 	char *name;
@@ -225,7 +203,7 @@ host_add_instance(struct entropyd_module *m, const char *id, const char *device,
 }
 
 static void
-host_remove_instance(struct entropyd_instance *inst)
+registry_remove_instance(struct entropyd_instance *inst)
 {
 	inst->removed = true;
 	if (registry_hooks.removed != NULL)
@@ -236,33 +214,33 @@ host_remove_instance(struct entropyd_instance *inst)
 
 /* Unplugged for now: the engine closes it and reports it absent. */
 static void
-host_instance_gone(struct entropyd_instance *inst, const char *reason)
+registry_instance_gone(struct entropyd_instance *inst, const char *reason)
 {
 	if (registry_hooks.gone != NULL)
 		registry_hooks.gone(inst, reason != NULL ? reason : "gone");
 }
 
 static void *
-host_instance_cookie(struct entropyd_instance *inst)
+registry_instance_cookie(struct entropyd_instance *inst)
 {
 	return inst->cookie;
 }
 
 static struct entropyd_module *
-host_instance_module(struct entropyd_instance *inst)
+registry_instance_module(struct entropyd_instance *inst)
 {
 	return inst->module;
 }
 
 static void
-host_set_cookie_release(struct entropyd_module *m, void (*release)(void *))
+registry_set_cookie_release(struct entropyd_module *m, void (*release)(void *))
 {
 	m->cookie_release = release;
 }
 
 /* Lower one instance's claim (and credit): the pipeline's lowering path, counters kept. */
 static double
-host_limit_entropy(struct entropyd_instance *inst, double bits)
+registry_limit_entropy(struct entropyd_instance *inst, double bits)
 {
 	double before = inst->pipe.claim_bits, now = pipeline_limit(&inst->pipe, bits);
 
@@ -547,7 +525,7 @@ registry_enable(struct entropyd_module *m, const struct config *cfg, char *err, 
 	    ((m->src->flags & ENTROPYD_SOURCE_DEFAULT_ON) && !all &&
 	    !registry_named(cfg->exclude, cfg->n_exclude, m->src->name));
 	if (m->enabled && m->src->configure != NULL &&
-	    m->src->configure(m, &registry_host, err, errlen) == -1)
+	    m->src->configure(m, registry_host(), err, errlen) == -1)
 		return -1;
 	return 0;
 }
@@ -577,7 +555,7 @@ registry_probe(struct entropyd_module *m)
 {
 	free(m->unusable);
 	m->unusable = NULL;
-	return m->src->probe(m, &registry_host);
+	return m->src->probe(m, registry_host());
 }
 
 void

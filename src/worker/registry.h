@@ -87,7 +87,9 @@ TAILQ_HEAD(module_list, entropyd_module);
 TAILQ_HEAD(instance_list, entropyd_instance);
 extern struct module_list registry_modules;
 extern struct instance_list registry_instances;
-extern const struct entropyd_host registry_host;
+
+/* The host table the worker hands its modules (its side bound to it). */
+const struct entropyd_host *registry_host(void);
 
 /* Called when modules add or remove instances (set by the engine). */
 struct registry_hooks {

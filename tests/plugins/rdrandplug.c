@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built-in rdrand source (sources/rdrand.c and sources/x86rng.c,
- * compiled unchanged) as a drop-in named "rdrandplug", so make bench can
- * put the same module's read() through a plugin host and compare it with
- * the module alone, as its pipeline line does for the built-in.
+ * The built-in rdrand source (sources/x86rng.c, compiled unchanged) as a
+ * drop-in named "rdrandplug", so make bench can put the same module's
+ * read() through a plugin host and compare it with the module alone, as
+ * its pipeline line does for the built-in.
  */
-#include "rdrand.c"
+#include "x86rng.c"
 
 static struct entropyd_source rdrandplug_source;
 

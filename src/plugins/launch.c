@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin launcher as the worker sees it: entropyd-plugin --launcher,
+ * started once (early with -D, while the daemon may still exec), which
+ * forks a host process per plugin on request and says when one ended.
+ * hostproc.c asks it for hosts; its news about ended hosts goes there.
+ */
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "hostproc_int.h"
+#include "log.h"
+#include "pluginproto.h"
+#include "privdrop.h"
+
+#ifndef PLUGINHOSTPATH
+#define PLUGINHOSTPATH "/usr/local/libexec/entropyd/entropyd-plugin"
+#endif
+
+/* The launcher: its socket (-1 when none runs), pid and the loop watching it. */
+static struct {
+	int fd;
+	pid_t pid;
+	uint32_t next_id;
+	struct event *ev;
+	struct event_base *base;
+} launch = { .fd = -1, .pid = -1 };
+
+/* The entropyd-plugin program: $ENTROPYD_PLUGIN_HOST, the installed one, or the daemon's neighbour. */
+static const char *
+launch_program(void)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("ENTROPYD_PLUGIN_HOST");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env != NULL && *env != '\0')
+		return env;
+	if (access(PLUGINHOSTPATH, X_OK) == 0)
+		return PLUGINHOSTPATH;
+	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) > 0) {
+		self[n] = '\0';
+		snprintf(path, sizeof path, "%s/entropyd-plugin", dirname(self));
+		if (access(path, X_OK) == 0)
+			return path;
+	}
+	return PLUGINHOSTPATH;
+}
+
+/* Handle what the launcher sent; spawned_id/pid: an awaited PP_SPAWNED. */
+static bool
+launch_drain(uint32_t spawned_id, int32_t *pid)
+{
+	uint8_t buf[64];
+	struct pluginproto_msg m;
+	int32_t v;
+	int fds[2];
+	bool got = false;
+	ssize_t n;
+
+	while ((n = pluginproto_recv(launch.fd, buf, sizeof buf, MSG_DONTWAIT, fds)) > 0) {
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		if (!pluginproto_open(&m, buf, (size_t)n) || !pluginproto_get_i32(&m, &v))
+			continue;
+		if (pluginproto_header(&m)->type == PP_SPAWNED &&
+		    pluginproto_header(&m)->id == spawned_id) {
+			*pid = v;
+			got = true;
+		} else if (pluginproto_header(&m)->type == PP_EXITED)
+			hostproc_exited(pluginproto_header(&m)->id, v);
+	}
+	if (n == 0 || (n == -1 && errno != EAGAIN)) {
+		log_warnx("plugin launcher: gone; plugins cannot be (re)started");
+		if (launch.ev != NULL)
+			event_free(launch.ev);
+		launch.ev = NULL;
+		close(launch.fd);
+		launch.fd = -1;
+	}
+	return got;
+}
+
+/* The launcher's socket is readable (the loop runs). */
+static void
+launch_readable(int fd, short what, void *arg)
+{
+	int32_t pid;
+
+	launch_drain(0, &pid);
+}
+
+/* Watch the launcher's socket from the loop, when both exist. */
+static void
+launch_watch(void)
+{
+	if (launch.base == NULL || launch.fd == -1 || launch.ev != NULL)
+		return;
+	launch.ev = event_new(launch.base, launch.fd, EV_READ | EV_PERSIST, launch_readable, NULL);
+	event_add(launch.ev, NULL);
+}
+
+/* Start the launcher, once: entropyd-plugin --launcher with its socket on fd 3. */
+static int
+launch_start(char *err, size_t errlen)
+{
+	const char *program = launch_program();
+	int sv[2];
+	pid_t pid;
+
+	if (launch.fd != -1)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int fd;
+
+		if (dup2(sv[1], 3) == -1)
+			_exit(127);
+		for (fd = 4; fd < 1024; fd++)
+			close(fd);
+		execl(program, program, "--launcher", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	launch.fd = sv[0];
+	launch.pid = pid;
+	launch_watch();
+	log_debug("plugin launcher %s started (pid %d)", program, (int)pid);
+	return 0;
+}
+
+bool
+launch_poll(int fd, uint64_t deadline_ns)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t now;
+	int rc;
+
+	for (;;) {
+		now = clock_now_ns();
+		if (now >= deadline_ns)
+			return false;
+		rc = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000u) + 1);
+		if (rc > 0)
+			return true;
+		if (rc == -1 && errno != EINTR)
+			return false;
+	}
+}
+
+int
+launch_spawn(int file, uint32_t *id, int *control, char *err, size_t errlen)
+{
+	struct pluginproto_msg m;
+	uint8_t buf[64];
+	uint64_t deadline;
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int32_t pid = -ETIMEDOUT;
+	int sv[2];
+
+	if (launch_start(err, errlen) == -1)
+		return -1;
+	if (launch.fd == -1) {
+		snprintf(err, errlen, "the plugin launcher is gone");
+		return -1;
+	}
+	privdrop_ids(&uid, &gid);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	*id = ++launch.next_id;
+	pluginproto_begin(&m, buf, sizeof buf, PP_SPAWN, *id);
+	pluginproto_put_u32(&m, uid);
+	pluginproto_put_u32(&m, gid);
+	if (pluginproto_send(launch.fd, &m, sv[1], file) == -1) {
+		snprintf(err, errlen, "the plugin launcher: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	close(sv[1]);
+	deadline = clock_now_ns() + (uint64_t)HOSTPROC_WAIT_MS * 1000000u;
+	while (launch.fd != -1 && launch_poll(launch.fd, deadline))
+		if (launch_drain(*id, &pid))
+			break;
+	if (pid <= 0) {
+		snprintf(err, errlen, "cannot start %s: %s", launch_program(),
+		    strerror(pid < 0 ? -pid : EIO));
+		close(sv[0]);
+		return -1;
+	}
+	*control = sv[0];
+	return 0;
+}
+
+bool
+launch_wait(uint64_t deadline_ns)
+{
+	int32_t pid;
+
+	if (launch.fd == -1 || !launch_poll(launch.fd, deadline_ns))
+		return false;
+	launch_drain(0, &pid);
+	return true;
+}
+
+void
+launch_kill(uint32_t id)
+{
+	struct pluginproto_msg m;
+	uint8_t buf[64];
+
+	if (launch.fd == -1)
+		return;
+	pluginproto_begin(&m, buf, sizeof buf, PP_KILL, id);
+	pluginproto_send(launch.fd, &m, -1, -1);
+}
+
+void
+launch_prepare(void)
+{
+	char err[256];
+
+	if (privdrop_prepared() && launch_start(err, sizeof err) == -1)
+		log_warnx("plugin launcher: %s", err);
+}
+
+void
+launch_attach(struct event_base *base)
+{
+	launch.base = base;
+	launch_watch();
+}
+
+void
+launch_detach(void)
+{
+	if (launch.ev != NULL)
+		event_free(launch.ev);
+	launch.ev = NULL;
+	launch.base = NULL;
+}
+
+void
+launch_stop(void)
+{
+	if (launch.fd == -1)
+		return;
+	/* Its socket closing ends it; reap it if it is ours. */
+	close(launch.fd);
+	launch.fd = -1;
+	if (launch.pid > 0)
+		waitpid(launch.pid, NULL, WNOHANG);
+}
