@@ -1,6 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: MIT
-# A claim of 1000 bits per byte is refused at load.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hostile-lib.sh"
-hostile_claim bits_1000 'entropy_bits 1000: a claim must be more than 0 and at most 8 bits per byte'
