@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The table of built-in source modules, in the order the registry probes
+ * them.
+ */
 #include <stddef.h>
 
 #include "builtin.h"

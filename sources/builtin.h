@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The source modules compiled into the daemon. Each is written against
- * <entropyd/source.h> exactly as a drop-in would be, but exports its
- * descriptor instead of the entry symbol.
+ * <entropyd/source.h> as a drop-in would be and exports its descriptor
+ * instead of the entry symbol; hwrng, file, tpm and x86rng need nothing
+ * else. Three are internal and use a little of the daemon's own code,
+ * which a drop-in could not: jitter (its start-up estimate, from
+ * src/health/estimate.h), audio (numeric.h, and libasound loaded on first
+ * use through lazylib.h), usb (libusb loaded on first use through
+ * lazylib.h).
  */
 #ifndef ENTROPYD_BUILTIN_H
 #define ENTROPYD_BUILTIN_H

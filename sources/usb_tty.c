@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The device-free pieces of the usb source: the table of known keys, raw
+ * termios and DTR, OneRNG's commands, TrueRNGpro's baud-rate knock, and
+ * finding a key's ttyACM in sysfs, through a table of tty operations tests
+ * can record.
+ */
 #include <sys/ioctl.h>
 
 #include <dirent.h>

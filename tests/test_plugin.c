@@ -15,8 +15,9 @@
 
 #include <criterion/criterion.h>
 
-#include "log.h"
 #include "loader.h"
+#include "log.h"
+#include "pluginproto.h"
 #include "registry.h"
 
 static void *released[8];
@@ -110,8 +111,8 @@ Test(host, member_check)
 Test(plugin, minimum_size_is_the_whole_1_0_descriptor)
 {
 	/* 1.0 ends with configure; 1.1 added shutdown after it. */
-	cr_assert_eq(PLUGIN_MIN_SOURCE_SIZE, offsetof(struct entropyd_source, shutdown));
-	cr_assert_lt(PLUGIN_MIN_SOURCE_SIZE, sizeof(struct entropyd_source));
+	cr_assert_eq(PLUGINPROTO_MIN_SOURCE_SIZE, offsetof(struct entropyd_source, shutdown));
+	cr_assert_lt(PLUGINPROTO_MIN_SOURCE_SIZE, sizeof(struct entropyd_source));
 }
 
 Test(plugin, refusals_without_a_built_plugin)
@@ -131,17 +132,17 @@ Test(plugin, refusals_without_a_built_plugin)
 	mkdir(path, 0700);
 	snprintf(path, sizeof path, "%s/ignored.txt", dir);
 	fclose(fopen(path, "w"));
-	cr_assert_eq(plugin_load_dir(dir), 0);
-	cr_assert_eq(plugin_load_dir(dir), 0, "seen files are not tried again");
+	cr_assert_eq(loader_load_dir(dir), 0);
+	cr_assert_eq(loader_load_dir(dir), 0, "seen files are not tried again");
 	f = open_memstream(&list, &len);
-	plugin_print_list(dir, f);
+	loader_print_list(dir, f);
 	fclose(f);
 	cr_assert(strstr(list, "text.so: not a shared object (no ELF header)") != NULL, "%s", list);
 	cr_assert(strstr(list, "dir.so: not a shared object (not a regular file)") != NULL, "%s",
 	    list);
 	cr_assert(strstr(list, "ignored.txt") == NULL, "%s", list);
 	free(list);
-	plugin_free();
+	loader_free();
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
 }

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The control server: HTTP (evhttp) on the Unix control socket, and on
+ * loopback TCP when asked, answering /health, /metrics, /sources and POST
+ * /vmgenid; per-peer limits and deadlines so no client can blind the others.
+ * Never random bytes.
+ */
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>

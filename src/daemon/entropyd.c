@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * main(): parse the flags, load the modules, open the sink and the pidfile,
+ * daemonise, split off the feeder for the kernel sink, and run the worker's
+ * engine with the parts above it (control server, plugin hosts, privileges).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +51,7 @@ entropyd_stop(void)
 static void
 entropyd_reload(const struct config *cfg)
 {
-	plugin_reload(cfg);
+	loader_reload(cfg);
 }
 
 /* What the worker's engine is given of the folders above it. */
@@ -98,8 +103,8 @@ main(int argc, char **argv)
 		return rc;
 	}
 	registry_add_builtins();
-	plugin_load_dir(cfg.plugin_dir);
-	if (registry_configure(&cfg, plugin_init_failed, err, sizeof err) != 0)
+	loader_load_dir(cfg.plugin_dir);
+	if (registry_configure(&cfg, loader_init_failed, err, sizeof err) != 0)
 		usage_error(err);
 	if (cfg.show_options != NULL) {
 		registry_print_options(registry_find(cfg.show_options), stdout);
@@ -108,7 +113,7 @@ main(int argc, char **argv)
 	}
 	if (cfg.list) {
 		registry_print_list(stdout);
-		plugin_print_list(cfg.plugin_dir, stdout);
+		loader_print_list(cfg.plugin_dir, stdout);
 		vmgenid_print(stdout);
 		rc = EX_OK;
 		goto out;
@@ -158,7 +163,7 @@ out_sink:
 	pidfile_close(&pidfile);
 out:
 	registry_free();
-	plugin_free();
+	loader_free();
 	options_free(&cfg);
 	return rc;
 }

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor: the feeder's child, root with a bounded set, that starts
+ * and restarts workers as the feeder's frames say and reports each one's
+ * start and end; it parses nothing else and runs no loop.
+ */
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>

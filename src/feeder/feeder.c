@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The feeder's loop: the one process holding /dev/random. It takes the
+ * worker's frames within the ceiling (credit at most 8 bits a byte, one
+ * request in flight, well-formed only), refuses and counts the rest, and
+ * ends a worker that sent one.
+ */
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>

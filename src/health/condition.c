@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * SHA-256 conditioning through libgcrypt, with SP 800-90B 3.1.5 accounting:
+ * an output only once its input carried 320 assessed bits, so each output is
+ * credited in full (or nothing, for an uncredited source).
+ */
 #include <stdbool.h>
 #include <string.h>
 

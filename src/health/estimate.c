@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * SP 800-90B 6.3 min-entropy estimates kept online over a window of raw
+ * samples (MCV, Markov, lag, and collision offline), computed as NIST's
+ * ea_non_iid computes them on a file.
+ */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>

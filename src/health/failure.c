@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * One source's failure history: the rngd-style score that suspends a source
+ * and the recent failure rate reports quote, kept across reopens so a
+ * source cannot clear its record by reconnecting.
+ */
 #include <string.h>
 
 #include "failure.h"

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * One source instance's data path, free of I/O: the repeated-output test,
+ * the raw-sample and FIPS 140-2 tests, SHA-256 conditioning and the
+ * reserve, with the counters every report reads.
+ */
 #include <stdlib.h>
 #include <string.h>
 

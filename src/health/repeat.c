@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The repeated-output test: keyed hashes of recent output windows, looked up
+ * as new output arrives, so a source handing back a stale buffer or a
+ * stuck block is caught where FIPS 140-2's continuous test is blind.
+ */
 #include <sys/random.h>
 
 #include <stdlib.h>

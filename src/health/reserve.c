@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * A bounded ring of conditioned bytes per source instance, carrying the
+ * credit the conditioner gave them; bytes taken out are wiped.
+ */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * SP 800-90B 4.4 continuous health tests on raw samples: the Repetition
+ * Count Test and the Adaptive Proportion Test, with their cutoffs for
+ * alpha = 2^-20 and the start-up requirement.
+ */
 #include <math.h> /* ldexp, which libc has */
 #include <stdbool.h>
 #include <stdint.h>

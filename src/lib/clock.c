@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The monotonic clock in nanoseconds, the one time base of the daemon.
+ */
 #include <time.h>
 
 #include "clock.h"

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Logging in the OpenBSD daemons' style (log_warn, log_warnx, log_info,
+ * log_debug, fatal): to stderr in the foreground, to syslog once detached.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Page-aligned buffers locked in memory where the process may, so key
+ * material never reaches swap; one log line when locking is refused.
+ */
 #include <sys/mman.h>
 
 #include <errno.h>

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The real functions the health-test cutoffs, the estimates and the audio
+ * figures need (exponentials, logarithms, sqrt, sin, acos), without
+ * mapping libm; checked against libm by the unit tests.
+ */
 #include <float.h>
 #include <math.h> /* frexp and ldexp, which libc has */
 

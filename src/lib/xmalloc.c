@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Allocation that ends the process on failure (xmalloc, xcalloc,
+ * xreallocarray, xstrdup, xasprintf), so no caller half-handles it.
+ */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

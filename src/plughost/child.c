@@ -213,9 +213,9 @@ child_load(int file)
 		return child_refuse("newer ABI minor: built for %u.%u, this daemon speaks %d.%d",
 		    src->abi_major, src->abi_minor, ENTROPYD_SOURCE_ABI_MAJOR,
 		    ENTROPYD_SOURCE_ABI_MINOR), -1;
-	if (src->size < CHILD_MIN_SOURCE_SIZE)
+	if (src->size < PLUGINPROTO_MIN_SOURCE_SIZE)
 		return child_refuse("descriptor too small: size %u, ABI %d.0 needs at least %zu",
-		    src->size, ENTROPYD_SOURCE_ABI_MAJOR, CHILD_MIN_SOURCE_SIZE), -1;
+		    src->size, ENTROPYD_SOURCE_ABI_MAJOR, PLUGINPROTO_MIN_SOURCE_SIZE), -1;
 	if (src->probe == NULL || src->open == NULL || src->read == NULL ||
 	    src->pollfd == NULL || src->close == NULL)
 		return child_refuse("descriptor lacks one of probe, open, read, pollfd, close"), -1;

@@ -24,9 +24,6 @@
 #define CHILD_SIGNAL SIGUSR2
 /* How long closing waits for a reader thread to leave read(). */
 #define CHILD_STOP_TIMEOUT_MS 300u
-/* The smallest descriptor accepted: ABI 1.0's, ending with configure. */
-#define CHILD_MIN_SOURCE_SIZE \
-	(offsetof(struct entropyd_source, configure) + sizeof(void (*)(void)))
 
 /* The one module of this host, as the plugin sees it. */
 struct entropyd_module {

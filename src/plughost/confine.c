@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The powers of a plugin host: the daemon's user and group, no capability,
+ * no_new_privs, and a seccomp allow-list, applied before the plugin loads.
+ */
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * entropyd-plugin --launcher: started by the worker before it confines
+ * itself, it forks a host process per plugin on request, kills one on
+ * request, and reports each host's end.
+ */
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>

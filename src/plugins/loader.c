@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Drop-in plugins: every *.so in the plugin directory, checked (an ELF
+ * shared object, owned and writable as sshd demands) and handed to a host
+ * process of its own; refused with one log line naming the file and why.
+ */
 #include <sys/queue.h>
 #include <sys/stat.h>
 
@@ -29,17 +34,17 @@ struct plugin {
 	const struct entropyd_source *src;
 	char *reason;        /* why it was refused, NULL when loaded */
 	struct stat st;      /* a refused file is tried again once it changes */
-	bool fresh;          /* loaded by the latest plugin_load_dir() */
+	bool fresh;          /* loaded by the latest loader_load_dir() */
 };
 
 static TAILQ_HEAD(, plugin) plugins = TAILQ_HEAD_INITIALIZER(plugins);
 
-static void plugin_refuse(struct plugin *, const char *, ...)
+static void loader_refuse(struct plugin *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Record and log, in one line, why a plugin is refused; unload it. */
 static void
-plugin_refuse(struct plugin *p, const char *fmt, ...)
+loader_refuse(struct plugin *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -58,7 +63,7 @@ plugin_refuse(struct plugin *p, const char *fmt, ...)
 
 /* Whether the file starts like a shared object of this machine's kind. */
 static bool
-plugin_is_shared_object(const char *path, const char **why)
+loader_is_shared_object(const char *path, const char **why)
 {
 	ElfW(Ehdr) eh;
 	ssize_t n;
@@ -83,7 +88,7 @@ plugin_is_shared_object(const char *path, const char **why)
 
 /* Whether st is owned by root or the daemon's user and writable by no one else. */
 static bool
-plugin_safe_stat(const struct stat *st, const char *what, char *why, size_t len)
+loader_safe_stat(const struct stat *st, const char *what, char *why, size_t len)
 {
 	if (st->st_uid != 0 && st->st_uid != geteuid()) {
 		snprintf(why, len, "%s is owned by uid %u, not by root or the daemon's user", what,
@@ -105,7 +110,7 @@ plugin_safe_stat(const struct stat *st, const char *what, char *why, size_t len)
  * host loads, so it cannot be swapped in between.
  */
 static bool
-plugin_file_safe(const char *path, int fd, char *why, size_t len)
+loader_file_safe(const char *path, int fd, char *why, size_t len)
 {
 	char *dir = realpath(path, NULL), *slash;
 	struct stat st;
@@ -119,47 +124,47 @@ plugin_file_safe(const char *path, int fd, char *why, size_t len)
 		free(dir);
 		return false;
 	}
-	ok = plugin_safe_stat(&st, "the file", why, len);
+	ok = loader_safe_stat(&st, "the file", why, len);
 	if (slash != NULL)
 		*slash = '\0';
 	if (ok && stat(slash != NULL ? (*dir != '\0' ? dir : "/") : ".", &st) == -1) {
 		snprintf(why, len, "its directory: %s", strerror(errno));
 		ok = false;
 	} else if (ok)
-		ok = plugin_safe_stat(&st, "its directory", why, len);
+		ok = loader_safe_stat(&st, "its directory", why, len);
 	free(dir);
 	return ok;
 }
 
 /* Load one plugin in a host process and register its source, or refuse it. */
 static void
-plugin_load(struct plugin *p)
+loader_load(struct plugin *p)
 {
 	const struct entropyd_source *src;
 	const char *why;
 	char err[512];
 	int fd;
 
-	if (!plugin_is_shared_object(p->path, &why)) {
-		plugin_refuse(p, "%s", why);
+	if (!loader_is_shared_object(p->path, &why)) {
+		loader_refuse(p, "%s", why);
 		return;
 	}
 	if ((fd = open(p->path, O_RDONLY | O_CLOEXEC)) == -1) {
-		plugin_refuse(p, "%s", strerror(errno));
+		loader_refuse(p, "%s", strerror(errno));
 		return;
 	}
-	if (!plugin_file_safe(p->path, fd, err, sizeof err)) {
+	if (!loader_file_safe(p->path, fd, err, sizeof err)) {
 		close(fd);
-		plugin_refuse(p, "unsafe: %s", err);
+		loader_refuse(p, "unsafe: %s", err);
 		return;
 	}
 	if ((p->host = hostproc_start(p->path, fd, err, sizeof err)) == NULL) {
-		plugin_refuse(p, "%s", err);
+		loader_refuse(p, "%s", err);
 		return;
 	}
 	src = hostproc_source(p->host);
 	if (registry_add(src, p->path, err, sizeof err) == -1) {
-		plugin_refuse(p, "%s", err);
+		loader_refuse(p, "%s", err);
 		return;
 	}
 	p->src = src;
@@ -170,7 +175,7 @@ plugin_load(struct plugin *p)
 
 /* Plugins are files named *.so, hidden ones aside. */
 static int
-plugin_filter(const struct dirent *d)
+loader_filter(const struct dirent *d)
 {
 	size_t len = strlen(d->d_name);
 
@@ -179,7 +184,7 @@ plugin_filter(const struct dirent *d)
 
 /* The record of a path, or NULL. */
 static struct plugin *
-plugin_find(const char *path)
+loader_find(const char *path)
 {
 	struct plugin *p;
 
@@ -191,7 +196,7 @@ plugin_find(const char *path)
 
 /* Load every *.so in dir not seen before (a changed refused one again). */
 int
-plugin_load_dir(const char *dir)
+loader_load_dir(const char *dir)
 {
 	struct dirent **names;
 	struct plugin *p;
@@ -201,7 +206,7 @@ plugin_load_dir(const char *dir)
 
 	TAILQ_FOREACH(p, &plugins, entry)
 		p->fresh = false;
-	if ((n = scandir(dir, &names, plugin_filter, alphasort)) == -1) {
+	if ((n = scandir(dir, &names, loader_filter, alphasort)) == -1) {
 		if (errno == ENOENT)
 			log_debug("plugin directory %s: none", dir);
 		else
@@ -217,7 +222,7 @@ plugin_load_dir(const char *dir)
 			free(path);
 			continue;
 		}
-		if ((p = plugin_find(path)) != NULL) {
+		if ((p = loader_find(path)) != NULL) {
 			/* Loaded ones stay; a refused one is tried again once replaced. */
 			if (p->reason == NULL || (p->st.st_dev == st.st_dev &&
 			    p->st.st_ino == st.st_ino && p->st.st_size == st.st_size &&
@@ -236,10 +241,10 @@ plugin_load_dir(const char *dir)
 		}
 		p->st = st;
 		if (!S_ISREG(st.st_mode)) {
-			plugin_refuse(p, "not a shared object (not a regular file)");
+			loader_refuse(p, "not a shared object (not a regular file)");
 			continue;
 		}
-		plugin_load(p);
+		loader_load(p);
 		if (p->reason == NULL)
 			added++;
 	}
@@ -249,19 +254,19 @@ plugin_load_dir(const char *dir)
 
 /* SIGHUP: load new plugins, then select and configure their sources. */
 int
-plugin_reload(const struct config *cfg)
+loader_reload(const struct config *cfg)
 {
 	struct entropyd_module *m;
 	struct plugin *p;
 	char err[512];
 	int added;
 
-	added = plugin_load_dir(cfg->plugin_dir);
+	added = loader_load_dir(cfg->plugin_dir);
 	TAILQ_FOREACH(p, &plugins, entry) {
 		if (!p->fresh || (m = registry_find(p->src->name)) == NULL)
 			continue;
 		if (registry_enable(m, cfg, err, sizeof err) == -1) {
-			plugin_init_failed(m, err);
+			loader_init_failed(m, err);
 			added--;
 		}
 	}
@@ -270,19 +275,19 @@ plugin_reload(const struct config *cfg)
 
 /* A plugin's configure() failed: unregister its source, then refuse it. */
 void
-plugin_init_failed(struct entropyd_module *m, const char *why)
+loader_init_failed(struct entropyd_module *m, const char *why)
 {
-	struct plugin *p = m->path != NULL ? plugin_find(m->path) : NULL;
+	struct plugin *p = m->path != NULL ? loader_find(m->path) : NULL;
 
 	if (p == NULL)
 		fatalx("%s: not a plugin", m->src->name);
 	registry_remove_module(m);
-	plugin_refuse(p, "init failed: %s", why);
+	loader_refuse(p, "init failed: %s", why);
 }
 
 /* -l: the directory, then each plugin: its source, or why it was refused. */
 void
-plugin_print_list(const char *dir, FILE *f)
+loader_print_list(const char *dir, FILE *f)
 {
 	struct plugin *p;
 
@@ -297,7 +302,7 @@ plugin_print_list(const char *dir, FILE *f)
 
 /* Unload every plugin; the registry must hold none of their sources. */
 void
-plugin_free(void)
+loader_free(void)
 {
 	struct plugin *p;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef ENTROPYD_PLUGIN_H
-#define ENTROPYD_PLUGIN_H
+#ifndef ENTROPYD_LOADER_H
+#define ENTROPYD_LOADER_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -9,38 +9,31 @@
 #include <entropyd/source.h>
 
 /*
- * Drop-in source modules: every *.so in the plugin directory, loaded with
- * dlopen(RTLD_NOW | RTLD_LOCAL) at start and again on SIGHUP (new files
- * only). A plugin is refused, with one log line naming the file and the
- * reason, when it is not a shared object, cannot be loaded, lacks the entry
- * symbol, has another ABI major or a newer minor, a descriptor smaller than
- * PLUGIN_MIN_SOURCE_SIZE, a name already taken, or when its configure()
- * (its init) fails while it is enabled. The daemon carries on without it.
+ * Drop-in source modules: every *.so in the plugin directory, at start and
+ * again on SIGHUP (new or replaced files only), each checked here (an ELF
+ * shared object; the file and its directory owned by root or the daemon's
+ * user and writable by no one else) and then loaded in a plugin host
+ * process of its own (hostproc.h), never in the worker. A plugin is
+ * refused, with one log line naming the file and the reason, when a check
+ * fails, when its host cannot load it (no entry symbol, another ABI major
+ * or a newer minor, a descriptor smaller than PLUGINPROTO_MIN_SOURCE_SIZE,
+ * bad claims), when its name is taken, or when its configure() (its init)
+ * fails while it is enabled. The daemon carries on without it.
  */
-
-struct entropyd_module;
-
-/*
- * The smallest descriptor accepted: the ABI 1.0 struct entropyd_source,
- * ending with configure. Members added by later minors go after it, and the
- * daemon must look at them only when a descriptor's size covers them.
- */
-#define PLUGIN_MIN_SOURCE_SIZE \
-	(offsetof(struct entropyd_source, configure) + sizeof(void (*)(void)))
 
 /* Load the plugins in dir not seen before; return how many were added. */
-int plugin_load_dir(const char *dir);
+int loader_load_dir(const char *dir);
 /*
  * SIGHUP: load new plugins, then select and configure the modules they
  * add by the command line (they take default options: -O for a source
  * unknown at start was already a usage error).
  */
-int plugin_reload(const struct config *);
+int loader_reload(const struct config *);
 /* A plugin's configure() failed: refuse it, remove its module, unload it. */
-void plugin_init_failed(struct entropyd_module *, const char *why);
+void loader_init_failed(struct entropyd_module *, const char *why);
 /* -l: the plugin directory and every refused plugin with its reason. */
-void plugin_print_list(const char *dir, FILE *);
+void loader_print_list(const char *dir, FILE *);
 /* Unload every plugin (after registry_free()). */
-void plugin_free(void);
+void loader_free(void);
 
 #endif

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Where the control socket is by default: $ENTROPYD_CONTROL_SOCKET, else
+ * the runtime directory's entropyd.sock (the daemon and entropyctl agree).
+ */
 #include <stdlib.h>
 
 #include "control_socket.h"

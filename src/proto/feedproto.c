@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The frames between the worker, the feeder and the supervisor: encoding,
+ * and decoding that checks every field before anything acts on it.
+ */
 #include <string.h>
 
 #include "feedproto.h"

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The messages between the worker, the plugin launcher and the plugin
+ * hosts: a header and bounds-checked fields, one message per send.
+ */
 #include <sys/socket.h>
 #include <sys/uio.h>
 

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <entropyd/source.h>
+
 /*
  * The messages between the daemon, the plugin launcher and the plugin
  * hosts (entropyd-plugin), over SOCK_SEQPACKET socketpairs: one message per
@@ -48,6 +50,13 @@
 #define PLUGINPROTO_FAULT_PROTOCOL 1
 /* The most options and instances a plugin may have. */
 #define PLUGINPROTO_MAX_OPTIONS 64
+/*
+ * The smallest descriptor a host accepts: the ABI 1.0 struct
+ * entropyd_source, ending with configure. Members added by later minors go
+ * after it, and are looked at only when a descriptor's size covers them.
+ */
+#define PLUGINPROTO_MIN_SOURCE_SIZE \
+	(offsetof(struct entropyd_source, configure) + sizeof(void (*)(void)))
 #define PLUGINPROTO_MAX_INSTANCES 256
 
 enum pluginproto_type {

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Detach with a readiness pipe, so a background start returns only once the
+ * daemon is up (or with its exit status when it failed first).
+ */
 #include <sys/types.h>
 #include <sys/wait.h>
 

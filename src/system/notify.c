@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * systemd's readiness protocol (READY=1, STATUS=, STOPPING=1) without
+ * libsystemd; a worker relays its lines through the feeder.
+ */
 #include <sys/socket.h>
 #include <sys/un.h>
 

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * A pidfile locked before daemonising, so a second instance is refused,
+ * written once the pid is final, removed at the end.
+ */
 #include <sys/file.h>
 #include <sys/stat.h>
 

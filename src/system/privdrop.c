@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Privileges: -D USER:GROUP resolved early, capabilities kept or dropped
+ * for each process of the split, the bounding set emptied, and the switch
+ * of user; a failure to drop is fatal.
+ */
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>

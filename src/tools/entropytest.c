@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * entropytest: rngtest's FIPS 140-2 report on a stream, and the SP 800-90B
+ * entropy estimates of a file of samples (-e), with the daemon's own code.
+ */
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * --capture SOURCE:COUNT:PATH: the raw samples a source delivers, before any
+ * health test, written one a byte in the format NIST's tool reads.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

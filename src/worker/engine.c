@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The worker's engine: one libevent loop that opens sources, reads them on
+ * demand (their fd, or a reader thread) through their pipelines, feeds the
+ * sink, retries what failed with backoff, and forgets everything held when
+ * the VM generation changes.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>

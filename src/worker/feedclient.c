@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The worker's end of its socket to the feeder: the kernel sink's calls as
+ * requests, one answered at a time, and the copy of the feeder's state its
+ * answers carry.
+ */
 #include <sys/socket.h>
 
 #include <errno.h>

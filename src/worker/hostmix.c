@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Host-unique data (machine-id, DMI UUID and serials, MAC addresses,
+ * hostname) mixed into the pool uncredited at start, so clones of one image
+ * do not share a pool state.
+ */
 #include <sys/utsname.h>
 
 #include <dirent.h>

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The command line: rngd-style flags and entropyd's own, parsed into a
+ * struct config with one clear message for what is wrong, and --help.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

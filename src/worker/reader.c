@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * A core-owned reader thread for a source whose read() blocks or computes:
+ * it reads only while the loop wants data and wakes the loop through an
+ * eventfd.
+ */
 #include <sys/eventfd.h>
 #include <sys/queue.h>
 

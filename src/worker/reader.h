@@ -13,7 +13,8 @@
  * A core-owned thread for a source whose read() blocks or computes. The
  * thread reads only while the loop wants data, one buffer at a time, and
  * wakes the loop through an eventfd once per read (reads are sized by the
- * loop: small at start-up, up to the whole buffer once a source is warm). The pipeline stays on the loop thread.
+ * loop: small at start-up, up to the whole buffer once a source is warm).
+ * The pipeline stays on the loop thread.
  */
 #define READER_BUFFER_BYTES 32768 /* = PIPELINE_READ_MAX */
 

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The modules the worker knows (built in and drop-ins), their options and
+ * instances, the worker's side of the host table, and the checks of what a
+ * descriptor claims.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>

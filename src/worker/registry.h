@@ -116,7 +116,7 @@ typedef void (*registry_refuse_fn)(struct entropyd_module *, const char *why);
  * usage errors (EX_USAGE with one line in err), an unknown -x name a logged
  * warning; then each enabled module's configure():
  * a built-in failing is EX_USAGE, a drop-in failing is handed to refuse
- * (the plugin loader's plugin_init_failed; NULL: a usage error too).
+ * (the plugin loader's loader_init_failed; NULL: a usage error too).
  */
 int registry_configure(const struct config *, registry_refuse_fn refuse, char *err,
     size_t errlen);

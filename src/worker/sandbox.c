@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The worker's seccomp allow-list, applied once sources are open: what the
+ * loop, the sources and the control server need, and nothing that execs,
+ * traces or reaches the kernel pool.
+ */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Where conditioned bytes go: the kernel pool (through the feeder, by steps
+ * with their credit, at boot, on top-ups and after a clone) or a file, FIFO
+ * or stdout at its reader's pace.
+ */
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>

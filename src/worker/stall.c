@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Stall detection for one source: a deadline only while data is wanted and
+ * none came, so an idle daemon arms no timer.
+ */
 #include <string.h>
 
 #include "stall.h"

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Clone detection: the kernel's uevent, its log line, SIGUSR2 and POST
+ * /vmgenid each say the VM generation changed; the handler forgets
+ * everything held from before.
+ */
 #include <sys/socket.h>
 #include <sys/stat.h>
 
