@@ -207,6 +207,20 @@ Test(feeder, an_add_within_the_ceiling_reaches_the_kernel)
 	cr_expect_eq(feeder.state.bits_credited, 512 + 8 * 4088);
 }
 
+/* An ADD's answer carries the feeder's counters: the worker's copy stays current without a QUERY. */
+Test(feeder, an_add_answer_carries_the_counters)
+{
+	struct feedproto_state st;
+	int status = -1;
+
+	feeder.state.worker_restarts = 2;
+	cr_assert_eq(handle(frame_of(FEEDPROTO_ADD, 512, 64), false, &status, &st), FEEDPROTO_OK);
+	cr_expect_eq(status, 0);
+	cr_expect_eq(st.adds, 1);
+	cr_expect_eq(st.bits_credited, 512);
+	cr_expect_eq(st.worker_restarts, 2);
+}
+
 /* An ADD of three segments, the first bytes 1, 2, 3. */
 static size_t
 three_segments(void)

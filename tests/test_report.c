@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the control socket renders, from a hand-built registry and sink. */
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "feedclient.h"
 #include "rates.h"
 #include "registry.h"
 #include "report.h"
@@ -600,4 +603,51 @@ Test(report, metrics_stalled_repeat_and_times)
 	cr_assert_float_eq(metric_value(text, "\nentropyd_last_credited_feed_timestamp_seconds "),
 	    now - 20, 2.0);
 	free(text);
+}
+
+/*
+ * A report reads the copy of the feeder's state its answers carried: it
+ * never asks the feeder, so a feeder that does not answer (here: a socket
+ * nobody reads) cannot hold /health or /metrics. Asking would block on
+ * the socket until the test's timeout.
+ */
+Test(report, the_feeder_is_never_asked_during_a_report, .timeout = 10)
+{
+	enum report_status st;
+	struct evbuffer *buf = evbuffer_new();
+	struct feedclient *c;
+	char *text, probe;
+	json_t *doc;
+	int sv[2];
+
+	add(0, "fake", INSTANCE_RUNNING);
+	sink.bits_credited = 512;
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	c = feedclient_new(sv[0]);
+	sink.feeder = c;
+	/* Before the feeder's first word there is nothing of its to report. */
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_str_eq(check_field(doc, "feeder:refusedFrames", "status"), "");
+	json_decref(doc);
+	c->state.worker_restarts = 3;
+	c->state.refused[FEEDPROTO_CREDIT] = 2;
+	c->state.adds = 41;
+	c->have_state = true;
+	doc = report_health(&sink, &clock100, &st);
+	cr_assert_eq(st, REPORT_WARN, "refused frames warn");
+	cr_assert_str_eq(check_field(doc, "feeder:refusedFrames", "status"), "warn");
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(json_object_get(
+	    json_object_get(doc, "checks"), "worker:restarts"), 0), "observedValue")), 3);
+	json_decref(doc);
+	report_metrics(buf, &sink);
+	evbuffer_add(buf, "", 1);
+	text = (char *)evbuffer_pullup(buf, -1);
+	cr_assert_not_null(strstr(text, "\nentropyd_feeder_feeds_total 41\n"), "%s", text);
+	cr_assert_not_null(strstr(text, "\nentropyd_worker_restarts_total 3\n"));
+	cr_assert_eq(recv(sv[1], &probe, 1, MSG_DONTWAIT), -1, "nothing was sent to the feeder");
+	cr_assert_eq(errno, EAGAIN);
+	evbuffer_free(buf);
+	sink.feeder = NULL;
+	feedclient_free(c);
+	close(sv[1]);
 }

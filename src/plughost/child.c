@@ -30,6 +30,7 @@
 #include "child_int.h"
 #include "clock.h"
 #include "confine.h"
+#include "msg.h"
 
 struct entropyd_module child_module;
 struct entropyd_instance *child_instances;
@@ -352,10 +353,7 @@ child_serve(void)
 	case PP_SHUTDOWN:
 		return false;
 	}
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
+	msg_close_fds(fds);
 	return true;
 }
 

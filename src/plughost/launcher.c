@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "msg.h"
 #include "pluginproto.h"
 
 /* The most hosts one launcher runs at once. */
@@ -107,10 +108,7 @@ launcher_serve(int sock, const char *self)
 		break;
 	}
 done:
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
+	msg_close_fds(fds);
 	return true;
 }
 

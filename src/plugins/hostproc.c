@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "hostproc_int.h"
 #include "log.h"
+#include "msg.h"
 #include "registry.h"
 #include "xmalloc.h"
 
@@ -147,10 +148,7 @@ hostproc_last_words(struct hostproc *h)
 
 	while (h->control != -1 && h->fault[0] == '\0' &&
 	    (n = pluginproto_recv(h->control, buf, sizeof buf, MSG_DONTWAIT, fds)) > 0) {
-		if (fds[0] >= 0)
-			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
+		msg_close_fds(fds);
 		if (!pluginproto_open(&msg, buf, (size_t)n) ||
 		    pluginproto_header(&msg)->type != PP_FAULT ||
 		    !pluginproto_get_i32(&msg, &kind) ||
@@ -246,10 +244,7 @@ hostproc_recv(struct hostproc *h, uint8_t *buf, size_t cap)
 
 	n = pluginproto_recv(h->control, buf, cap, MSG_DONTWAIT, fds);
 	if (fds[0] >= 0 || fds[1] >= 0) {
-		if (fds[0] >= 0)
-			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
+		msg_close_fds(fds);
 		hostproc_protocol_error(h, "a descriptor was sent to the daemon");
 		return -1;
 	}
@@ -685,14 +680,32 @@ hostproc_source(struct hostproc *h)
 	return &h->desc;
 }
 
+/* A host's descriptor and the strings it points into, set aside while it reloads. */
+struct hostproc_desc {
+	struct entropyd_source desc;
+	char *name, *description;
+	struct entropyd_option *options;
+	size_t n_options;
+};
+
+/* Free the descriptor read now and put back the one set aside. */
+static void
+hostproc_restore_desc(struct hostproc *h, const struct hostproc_desc *old)
+{
+	hostproc_free_desc(h);
+	h->desc = old->desc;
+	h->name = old->name;
+	h->description = old->description;
+	h->options = old->options;
+	h->n_options = old->n_options;
+}
+
 /* Start an ended host again: load, check it is the same plugin, configure and probe. */
 static int
 hostproc_boot(struct hostproc *h, char *err, size_t errlen)
 {
-	struct entropyd_source old = h->desc;
-	char *old_name = h->name, *old_description = h->description;
-	struct entropyd_option *old_options = h->options;
-	size_t old_n = h->n_options;
+	const struct hostproc_desc old = { h->desc, h->name, h->description, h->options,
+	    h->n_options };
 	struct entropyd_module *m;
 	bool same;
 
@@ -700,23 +713,13 @@ hostproc_boot(struct hostproc *h, char *err, size_t errlen)
 	h->options = NULL;
 	h->n_options = 0;
 	if (hostproc_load(h, err, errlen) != 0) {
-		hostproc_free_desc(h);
-		h->desc = old;
-		h->name = old_name;
-		h->description = old_description;
-		h->options = old_options;
-		h->n_options = old_n;
+		hostproc_restore_desc(h, &old);
 		return -1;
 	}
-	same = strcmp(h->name, old_name) == 0 && h->desc.flags == old.flags &&
-	    h->desc.entropy_bits == old.entropy_bits && h->desc.sample_bits == old.sample_bits &&
-	    h->n_options == old_n;
-	hostproc_free_desc(h);
-	h->desc = old;
-	h->name = old_name;
-	h->description = old_description;
-	h->options = old_options;
-	h->n_options = old_n;
+	same = strcmp(h->name, old.name) == 0 && h->desc.flags == old.desc.flags &&
+	    h->desc.entropy_bits == old.desc.entropy_bits &&
+	    h->desc.sample_bits == old.desc.sample_bits && h->n_options == old.n_options;
+	hostproc_restore_desc(h, &old);
 	if (!same) {
 		h->failed = true;
 		hostproc_kill(h, "came back with another descriptor; not restarted again");

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "hostproc_int.h"
 #include "log.h"
+#include "msg.h"
 #include "pluginproto.h"
 #include "privdrop.h"
 
@@ -72,10 +73,7 @@ launch_drain(uint32_t spawned_id, int32_t *pid)
 	ssize_t n;
 
 	while ((n = pluginproto_recv(launch.fd, buf, sizeof buf, MSG_DONTWAIT, fds)) > 0) {
-		if (fds[0] >= 0)
-			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
+		msg_close_fds(fds);
 		if (!pluginproto_open(&m, buf, (size_t)n) || !pluginproto_get_i32(&m, &v))
 			continue;
 		if (pluginproto_header(&m)->type == PP_SPAWNED &&

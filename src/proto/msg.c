@@ -87,12 +87,21 @@ msg_recv(int sock, void *buf, size_t cap, int flags, int fds[MSG_MAX_FDS])
 		}
 	}
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		for (i = 0; i < got; i++) {
-			close(fds[i]);
-			fds[i] = -1;
-		}
+		msg_close_fds(fds);
 		errno = EMSGSIZE;
 		return -1;
 	}
 	return n;
+}
+
+void
+msg_close_fds(int fds[MSG_MAX_FDS])
+{
+	int i;
+
+	for (i = 0; i < MSG_MAX_FDS; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
 }

@@ -26,5 +26,7 @@ int msg_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
  * descriptors did not fit (the descriptors are closed then).
  */
 ssize_t msg_recv(int sock, void *buf, size_t cap, int flags, int fds[MSG_MAX_FDS]);
+/* Close the descriptors msg_recv left in fds (those not -1). */
+void msg_close_fds(int fds[MSG_MAX_FDS]);
 
 #endif
