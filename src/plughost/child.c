@@ -158,7 +158,7 @@ child_send_loaded(const struct entropyd_source *src)
 }
 
 /* Say why the plugin is refused; the host then ends. */
-static int
+static int __attribute__((format(printf, 1, 2)))
 child_refuse(const char *fmt, ...)
 {
 	char line[PLUGINPROTO_STRING_MAX];
