@@ -32,6 +32,7 @@
 #include "privdrop.h"
 #include "rates.h"
 #include "report.h"
+#include "rundir.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
 
@@ -576,85 +577,6 @@ control_adopt(int fd, short what, void *arg)
 	control->nfresh = 0;
 }
 
-/*
- * Create the directory a socket goes in, and its parents (mode 0755): 1
- * when the socket's own directory was made here, 0 when it was there, -1.
- */
-static int
-control_mkdirs(const char *path)
-{
-	char *dir = xstrdup(path), *p, c;
-	int rc = 0;
-
-	if ((p = strrchr(dir, '/')) == NULL || p == dir) {
-		free(dir);
-		return 0;
-	}
-	*p = '\0';
-	for (p = dir + 1; rc != -1; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(dir, 0755) == 0)
-			rc = 1;
-		else if (errno == EEXIST)
-			rc = 0;
-		else
-			rc = -1;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	free(dir);
-	return rc;
-}
-
-/* Whether a user and group may remove an entry from a directory of this mode and owner. */
-static bool
-control_may_unlink(const struct stat *dir, uid_t uid, gid_t gid)
-{
-	if (uid == 0)
-		return true;
-	if (dir->st_uid == uid)
-		return (dir->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
-	if (dir->st_gid == gid)
-		return (dir->st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
-	return (dir->st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
-}
-
-/*
- * With -D the daemon removes its socket at exit as the dropped user, so
- * that user must be able to: a directory made here, or the daemon's own run
- * directory, is handed to the user and group; any other directory where
- * the user could not is said once at start (the next start replaces the
- * stale socket).
- */
-static void
-control_dir_for_user(const char *path, bool created, uid_t uid, gid_t gid)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	struct stat st;
-	int fd;
-
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (created || strcmp(dir, RUNDIR) == 0) {
-		if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchown(fd, uid, gid) == -1)
-			log_warn("control: %s: handing it to the -D user", dir);
-		if (fd != -1)
-			close(fd);
-	} else if (stat(dir, &st) == 0 && !control_may_unlink(&st, uid, gid))
-		log_warnx("control: %s: the -D user cannot remove the socket from this "
-		    "directory at exit; it stays until the next start replaces it", dir);
-	free(dir);
-}
-
 /* Whether a daemon answers on a Unix socket (connect succeeds). */
 static int
 control_live(const struct sockaddr_un *sun)
@@ -687,7 +609,7 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((created = control_mkdirs(path)) == -1) {
+	if ((created = rundir_make(path)) == -1) {
 		snprintf(err, errlen, "%s: creating its directory: %s", path, strerror(errno));
 		return -1;
 	}
@@ -737,7 +659,9 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 	control->owner_uid = st.st_uid;
 	control->owner_gid = st.st_gid;
 	if (privdrop_prepared())
-		control_dir_for_user(path, created == 1, st.st_uid, st.st_gid);
+		rundir_for_user(path, created == 1, st.st_uid, st.st_gid, "control",
+		    "remove the socket from this directory at exit; it stays until the next "
+		    "start replaces it");
 	return fd;
 }
 
