@@ -28,7 +28,7 @@
 entropyd=$top_builddir/entropyd
 entropyctl=$top_builddir/entropyctl
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"
-plan 28
+plan 48
 
 num() { sed -n "s/.*\"$1\": \\([0-9][0-9]*\\).*/\\1/p" | head -n 1; }
 metric() { "$entropyctl" -s "$1" metrics | sed -n "s/^entropyd_$2 //p"; }
@@ -76,7 +76,7 @@ check "a device without its driver: not armed, a warning that says why" sh -c \
 stop $pid
 
 if [ "$(id -u)" -ne 0 ]; then
-	for i in $(seq 5 28); do skip "needs root (the control action, the kernel sink, network namespaces)"; done
+	for i in $(seq 5 48); do skip "needs root (the control action, the kernel sink, network namespaces)"; done
 	finish
 fi
 
@@ -224,7 +224,162 @@ check "both run on after the change" sh -c \
      \"$entropyctl\" -s '$tmp/s3' -j sources testforget | grep -q '\"state\": \"running\"'"
 stop $pid
 
-# 23-28: the listener, in a private network namespace, where nothing from
+# 23-42: the generation ID for applications, end to end on this machine,
+# with the control trigger (and vmclock's counter, from a file): the real
+# kernel sink, whose refill really reseeds this kernel; a supervisor running
+# hooks, one of them world-writable; waiters as root and as nobody.
+generation_points=20
+genfailed() {
+	diag_file "$tmp/glog"
+	while [ "$tap_n" -lt $((22 + generation_points)) ]; do not_ok "generation: $1"; done
+}
+# vmclock_page FILE COUNTER: a vmclock structure as /dev/vmclock0 reads
+# (little-endian, version 1, a generation counter, no notifications),
+# written in place as a hypervisor updates the page: seq_count odd, the
+# counter, seq_count even again (the daemon keeps the file open).
+vmclock_page() {
+	python3 -c 'import os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+page = bytearray(4096)
+struct.pack_into("<IIHBBIQQ", page, 0, 0x4b4c4356, 4096, 1, 1, 0, 2, 0, 1 << 8)
+if os.fstat(fd).st_size < 4096:
+    os.pwrite(fd, page, 0)
+seq = struct.unpack("<I", os.pread(fd, 4, 12))[0]
+os.pwrite(fd, struct.pack("<I", seq + 1), 12)
+os.pwrite(fd, struct.pack("<Q", int(sys.argv[2])), 104)
+os.pwrite(fd, struct.pack("<I", seq + 2), 12)' "$1" "$2"
+}
+gen=$tmp/gen/generation
+mkdir -p "$tmp/hooks"
+printf '#!/bin/sh\n# What the hook saw: its environment, and the file as it found it.\n%s\n' \
+    "echo \"\$ENTROPYD_GENERATION \$ENTROPYD_GENERATION_ID \$ENTROPYD_TRIGGER \$(cat '$gen')\" >>'$tmp/hookrun'" \
+    >"$tmp/hooks/10-record"
+printf '#!/bin/sh\n: >%s\n' "'$tmp/world-ran'" >"$tmp/hooks/20-world"
+chmod 755 "$tmp/hooks/10-record"
+chmod 757 "$tmp/hooks/20-world"
+mkfifo "$tmp/noise"
+(while :; do cat /dev/urandom; done >"$tmp/noise" 2>/dev/null) &
+noise=$!
+track $noise
+vmclock_page "$tmp/vmclock" 41
+no_leak_check_under_seccomp
+ENTROPYD_VMCLOCK=$tmp/vmclock run_entropyd -f -d -x all -n file -O "file:path:$tmp/noise" \
+    -O file:entropy:8 -R 86400 --control-socket "$tmp/sg" --generation-file "$gen" \
+    --generation-hooks "$tmp/hooks" 2>"$tmp/glog" &
+pid=$!
+track $pid
+if ! wait_for 300 grep -q "first feed" "$tmp/glog" || ! wait_for 100 test -S "$gen.sock"; then
+	genfailed "the daemon did not start"
+else
+	first=$(cat "$gen")
+	"$entropyctl" -g "$gen" -j generation >"$tmp/g0"
+	check "at start: a fresh ID in the file, mode 0644, generation 0 (start)" sh -c \
+	    "test \"\$(stat -c %a '$gen')\" = 644 && grep -q '\"id\": \"$first\"' '$tmp/g0' &&
+	     grep -q '\"generation\": 0' '$tmp/g0' && grep -q '\"trigger\": \"start\"' '$tmp/g0'"
+	wait_for 50 grep -q "20-world refused" "$tmp/glog"
+	check "the world-writable hook is refused at start already, and reported" sh -c \
+	    "grep -q 'generation hook $tmp/hooks/20-world refused: writable by group or others' '$tmp/glog' &&
+	     \"$entropyctl\" -s '$tmp/sg' -j health | grep -q '20-world refused: writable by group or others'"
+	# Two waiters: root on the generation socket, nobody with a copy of entropyctl.
+	chmod 755 "$tmp" "$tmp/gen"
+	cp "$entropyctl" "$tmp/entropyctl"
+	chmod 755 "$tmp/entropyctl"
+	"$entropyctl" -g "$gen" wait-generation >"$tmp/w.root" 2>&1 &
+	wroot=$!
+	track $wroot
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/entropyctl" -g "$gen" \
+	    wait-generation >"$tmp/w.nobody" 2>&1 &
+	wnobody=$!
+	track $wnobody
+	wait_for 100 sh -c "\"$entropyctl\" -s '$tmp/sg' metrics | grep -q '^entropyd_generation_waiters 2'"
+	check "both wait in long polls (entropyd_generation_waiters 2)" sh -c \
+	    "\"$entropyctl\" -s '$tmp/sg' metrics | grep -q '^entropyd_generation_waiters 2'"
+	"$entropyctl" -s "$tmp/sg" vmgenid >/dev/null
+	wait_for 300 sh -c "test \"\$(cat '$gen')\" != '$first'"
+	wait $wroot
+	rc_root=$?
+	wait $wnobody
+	rc_nobody=$?
+	second=$(cat "$gen")
+	check "a new ID in the file after the change ($first -> $second)" \
+	    test -n "$second" -a "$second" != "$first"
+	check "root's wait-generation woke with it (exit $rc_root)" sh -c \
+	    "test $rc_root -eq 0 && test \"\$(cat '$tmp/w.root')\" = '$second'"
+	check "nobody's wait-generation woke with it too (exit $rc_nobody)" sh -c \
+	    "test $rc_nobody -eq 0 && test \"\$(cat '$tmp/w.nobody')\" = '$second'"
+	# The order the promise makes: reseed, then the ID, then the hooks.
+	check "the kernel was reseeded before the ID was published" \
+	    awk "/CRNG reseeded .* after the change/ && !r { r = NR }
+	         /generation 1: $second/ && !g { g = NR }
+	         END { exit !(r && g && r < g) }" "$tmp/glog"
+	wait_for 100 test -s "$tmp/hookrun"
+	check "the hook ran after the publish, with the ID in the file, once" \
+	    test "$(cat "$tmp/hookrun")" = "1 $second control $second"
+	"$entropyctl" -g "$gen" -j generation >"$tmp/g1"
+	reseed=$(sed -n 's/.*"reseed_seconds": \([0-9.e-]*\).*/\1/p' "$tmp/g1")
+	check "/generation: generation 1, control, reseeded, reseed_seconds $reseed" sh -c \
+	    "grep -q '\"generation\": 1' '$tmp/g1' && grep -q '\"trigger\": \"control\"' '$tmp/g1' &&
+	     grep -q '\"reseeded\": true' '$tmp/g1' && test -n '$reseed'"
+	check "the world-writable hook never ran" test ! -e "$tmp/world-ran"
+	"$entropyctl" -s "$tmp/sg" metrics >"$tmp/gm1"
+	"$entropyctl" -s "$tmp/sg" -j health >"$tmp/gh1"
+	check "/metrics: the hook ok, the world-writable one refused, the reseed time" sh -c \
+	    "grep -q '^entropyd_generation_hook_runs_total{hook=\"10-record\",result=\"ok\"} 1' '$tmp/gm1' &&
+	     grep -q '^entropyd_generation_hook_runs_total{hook=\"20-world\",result=\"refused\"} 1' '$tmp/gm1' &&
+	     grep -q '^entropyd_generation_reseed_seconds [0-9]' '$tmp/gm1'"
+	check "/health: generation:hooks warns, naming the refused hook" python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["checks"]["generation:hooks"][0]
+sys.exit(not (c["status"] == "warn" and "20-world refused" in c["output"]))' "$tmp/gh1"
+	check "the supervisor logged the refusal at the change too" \
+	    test "$(grep -c "generation hook $tmp/hooks/20-world refused" "$tmp/glog")" -ge 2
+	# vmclock's counter moves, as a hypervisor's restore moves it.
+	check "vmclock's counter is watched (from the file named as the device)" \
+	    grep -q "vmclock: watching the VM generation counter of $tmp/vmclock (41)" "$tmp/glog"
+	vmclock_page "$tmp/vmclock" 42
+	wait_for 300 grep -q "generation 2:" "$tmp/glog"
+	third=$(cat "$gen")
+	"$entropyctl" -g "$gen" -j generation >"$tmp/g2"
+	check "the counter moving is a change: generation 2 (vmclock), another ID" sh -c \
+	    "grep -q 'VM generation changed (vmclock)' '$tmp/glog' &&
+	     grep -q '\"trigger\": \"vmclock\"' '$tmp/g2' && test '$third' != '$second' &&
+	     grep -q '\"generation\": 2' '$tmp/g2'"
+	wait_for 100 sh -c "test \"\$(wc -l <'$tmp/hookrun')\" -ge 2"
+	check "the hook ran once per change" sh -c \
+	    "test \"\$(wc -l <'$tmp/hookrun')\" = 2 &&
+	     tail -n 1 '$tmp/hookrun' | grep -qx '2 $third vmclock $third'"
+	"$entropyctl" -g "$gen" -t 1 wait-generation >/dev/null 2>&1
+	rc=$?
+	check "wait-generation -t 1 with no change: exit 1 ($rc)" test $rc -eq 1
+	"$entropyctl" -g "$gen" -t 10 --after "$second" wait-generation >"$tmp/w.after"
+	check "wait-generation --after an older ID: at once, the current one" \
+	    test "$(cat "$tmp/w.after")" = "$third"
+	stop $pid
+	"$entropyctl" -g "$gen" generation >/dev/null 2>&1
+	rc=$?
+	check "the file goes with the daemon; then entropyctl generation exits 69 ($rc)" sh -c \
+	    "test ! -e '$gen' && test $rc -eq 69"
+	# No privilege split (-t): no supervisor, no hooks; the control trigger still changes the ID.
+	rm -f "$tmp/hookrun"
+	run_entropyd -f -t -x all -n file -O "file:path:$tmp/data" --control-socket "$tmp/st" \
+	    --generation-file "$gen" --generation-hooks "$tmp/hooks" 2>"$tmp/tlog" &
+	pid=$!
+	track $pid
+	wait_for 100 test -S "$gen.sock"
+	before=$(cat "$gen" 2>/dev/null)
+	"$entropyctl" -s "$tmp/st" vmgenid >/dev/null
+	wait_for 100 sh -c "test \"\$(cat '$gen')\" != '$before'"
+	"$entropyctl" -s "$tmp/st" -j health >"$tmp/th"
+	check "without the split: POST /vmgenid changes the ID at once (not reseeded), no hook runs" sh -c \
+	    "test \"\$(cat '$gen')\" != '$before' && test ! -e '$tmp/hookrun' &&
+	     \"$entropyctl\" -g '$gen' -j generation | grep -q '\"reseeded\": false' &&
+	     grep -q 'not run: no supervisor' '$tmp/th'"
+	stop $pid
+fi
+stop $noise
+show_if_failed "$tmp/glog"
+
+# 43-48: the listener, in a private network namespace, where nothing from
 # the rest of the machine (or from this test) crosses.
 if ! unshare -nm true 2>/dev/null; then
 	for i in 1 2 3 4 5 6; do skip "unshare -nm is not permitted here"; done

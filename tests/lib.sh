@@ -12,6 +12,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
 # this one, never the system's: tests run in parallel.
 ENTROPYD_CONTROL_SOCKET=$tmp/control.sock
 export ENTROPYD_CONTROL_SOCKET
+# Likewise the generation file (and its socket, beside it), and the hooks:
+# none unless a test puts some there, never the system's.
+ENTROPYD_GENERATION_FILE=$tmp/generation
+ENTROPYD_GENERATION_HOOKS=$tmp/generation.d
+export ENTROPYD_GENERATION_FILE ENTROPYD_GENERATION_HOOKS
 # Plugins run in the plugin host built here, not an installed one.
 ENTROPYD_PLUGIN_HOST=$top_builddir/entropyd-plugin
 export ENTROPYD_PLUGIN_HOST

@@ -289,6 +289,8 @@ Test(feeder, refused_frames_never_reach_the_kernel)
 		{ FEEDPROTO_STARTED, 0, 1234, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
 		{ FEEDPROTO_KILL, 0, 1234, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
 		{ FEEDPROTO_ANSWER, 0, 0, 0, 0, false, FEEDPROTO_UNKNOWN_TYPE },
+		/* Hooks are asked of the supervisor, on another socket: never of the feeder. */
+		{ FEEDPROTO_HOOKS, 24, 0, 0, 24, false, FEEDPROTO_UNKNOWN_TYPE },
 	};
 	/* Segments claiming more than 8 bits a byte: length, credit, bytes sent. */
 	static const struct {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -319,4 +320,66 @@ Test(feedproto, only_requests_come_from_a_worker)
 	cr_expect_str_eq(feedproto_refusal_name(FEEDPROTO_CREDIT), "credit");
 	cr_expect_str_eq(feedproto_refusal_name(FEEDPROTO_FLOOD), "flood");
 	cr_expect_str_eq(feedproto_refusal_name(FEEDPROTO_NREFUSALS), "ok");
+}
+
+Test(feedproto, hook_frames_round_trip)
+{
+	struct feedproto_hooks req = { .generation = 0x0102030405060708ull, .trigger = 3 }, got;
+	struct feedproto_hook_ran ran = { .generation = 7, .result = FEEDPROTO_HOOK_FAILED,
+	    .reason = FEEDPROTO_HOOK_SIGNAL, .exit_status = 9, .duration_ms = 1234 }, back;
+	struct feedproto_frame f;
+	size_t len;
+
+	memset(req.id, 0xc4, sizeof req.id);
+	len = feedproto_encode_hooks(buf, sizeof buf, &req);
+	cr_assert_eq(len, FEEDPROTO_HEADER_BYTES + FEEDPROTO_HOOKS_BYTES);
+	cr_assert_eq(feedproto_decode(buf, len, false, &f), FEEDPROTO_OK);
+	feedproto_hooks_of(&f, &got);
+	cr_expect_eq(got.generation, req.generation);
+	cr_expect_eq(got.trigger, 3);
+	cr_expect_arr_eq(got.id, req.id, sizeof req.id);
+	snprintf(ran.name, sizeof ran.name, "10-random-seed");
+	len = feedproto_encode_hook_ran(buf, sizeof buf, &ran);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(feedproto_decode(buf, len, false, &f), FEEDPROTO_OK);
+	feedproto_hook_ran_of(&f, &back);
+	cr_expect_str_eq(back.name, "10-random-seed");
+	cr_expect_eq(back.generation, 7);
+	cr_expect_eq(back.result, FEEDPROTO_HOOK_FAILED);
+	cr_expect_eq(back.reason, FEEDPROTO_HOOK_SIGNAL);
+	cr_expect_eq(back.exit_status, 9);
+	cr_expect_eq(back.duration_ms, 1234);
+	len = feedproto_encode_hooks_done(buf, sizeof buf, 7, 3, 1);
+	cr_assert_eq(feedproto_decode(buf, len, false, &f), FEEDPROTO_OK);
+	cr_expect_eq(feedproto_hooks_done_generation(&f), 7);
+	cr_expect_eq(f.arg0, 3);
+	cr_expect_eq(f.arg1, 1);
+	cr_expect_str_eq(feedproto_hook_result_name(FEEDPROTO_HOOK_TIMEOUT), "timeout");
+}
+
+Test(feedproto, hook_frames_are_checked_as_strictly_as_the_others)
+{
+	struct feedproto_hook_ran ran = { .generation = 1 };
+
+	/* HOOKS: exactly 24 bytes, a trigger below 256, arg1 zero. */
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOKS, 0, 23, 0, 0, 23)), FEEDPROTO_MALFORMED);
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOKS, 0, 25, 0, 0, 25)), FEEDPROTO_MALFORMED);
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOKS, 0, 24, 256, 0, 24)), FEEDPROTO_MALFORMED);
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOKS, 0, 24, 0, 1, 24)), FEEDPROTO_MALFORMED);
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOKS, 0, 24, 4, 0, 24)), FEEDPROTO_OK);
+	/* HOOK_RAN: a name of 1 to 64 printable bytes, no '/'. */
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOK_RAN, 0, 8, 0, 0, 8)), FEEDPROTO_MALFORMED);
+	raw(FEEDPROTO_HOOK_RAN, 0, 8 + 65, 0, 0, 8 + 65);
+	memset(buf + FEEDPROTO_HEADER_BYTES + 8, 'a', 65);
+	cr_expect_eq(decode(FEEDPROTO_HEADER_BYTES + 8 + 65), FEEDPROTO_MALFORMED);
+	snprintf(ran.name, sizeof ran.name, "../../etc/shadow");
+	cr_expect_eq(feedproto_encode_hook_ran(buf, sizeof buf, &ran), 0, "no '/' in a name");
+	snprintf(ran.name, sizeof ran.name, "bad\nname");
+	cr_expect_eq(feedproto_encode_hook_ran(buf, sizeof buf, &ran), 0, "printable only");
+	/* HOOKS_DONE: the generation, 8 bytes. */
+	cr_expect_eq(decode(raw(FEEDPROTO_HOOKS_DONE, 0, 4, 0, 0, 4)), FEEDPROTO_MALFORMED);
+	/* None of them is a worker's request to the feeder. */
+	cr_expect_not(feedproto_from_worker(FEEDPROTO_HOOKS));
+	cr_expect_not(feedproto_from_worker(FEEDPROTO_HOOK_RAN));
+	cr_expect_not(feedproto_from_worker(FEEDPROTO_HOOKS_DONE));
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "longpoll.h"
 #include "privdrop.h"
 #include "rates.h"
 #include "report.h"
@@ -42,6 +44,7 @@ enum control_place {
 	CONTROL_PLACE_UNIX,  /* the Unix socket's shared places */
 	CONTROL_PLACE_ROOT,  /* the Unix socket's places kept for root */
 	CONTROL_PLACE_GROUP, /* the Unix socket's places kept for the daemon's user and group */
+	CONTROL_PLACE_WAIT,  /* long polls waiting (either socket) */
 	CONTROL_NPLACES
 };
 
@@ -58,6 +61,7 @@ static const char *const control_place_names[CONTROL_NPLACES] = {
 	[CONTROL_PLACE_UNIX] = "unix",
 	[CONTROL_PLACE_ROOT] = "unix_root",
 	[CONTROL_PLACE_GROUP] = "unix_group",
+	[CONTROL_PLACE_WAIT] = "wait",
 };
 
 static const unsigned control_place_max[CONTROL_NPLACES] = {
@@ -65,6 +69,7 @@ static const unsigned control_place_max[CONTROL_NPLACES] = {
 	[CONTROL_PLACE_UNIX] = CONTROL_UNIX_MAX,
 	[CONTROL_PLACE_ROOT] = CONTROL_ROOT_RESERVED,
 	[CONTROL_PLACE_GROUP] = CONTROL_GROUP_RESERVED,
+	[CONTROL_PLACE_WAIT] = CONTROL_WAIT_MAX,
 };
 
 /* One client connection: who it is, the place it holds, its deadline. */
@@ -74,19 +79,29 @@ struct control_client {
 	struct event *ev_deadline;
 	enum control_place place;
 	bool tcp;
+	bool public;                  /* on the generation socket: /generation alone */
 	uid_t uid;                    /* on the Unix socket: the peer's uid */
 	char addr[INET6_ADDRSTRLEN];  /* on TCP: the peer's address */
 };
 
-/* The server: one evhttp on the engine's loop, bound to the Unix socket and maybe TCP. */
+/* A Unix socket the server made, to remove at exit if it is still the one made. */
+struct control_sockfile {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * The server: one evhttp on the engine's loop, bound to the control socket,
+ * the generation socket and maybe TCP.
+ */
 struct control {
 	struct event_base *base;
 	struct sink *sink;
 	struct evhttp *http;
-	char *path;               /* the Unix socket we created, to remove at exit */
-	dev_t dev;
-	ino_t ino;
-	uid_t owner_uid;          /* the socket's owners: the daemon's user and group */
+	struct control_sockfile sock;    /* the control socket */
+	struct control_sockfile gensock; /* the generation socket: anyone, /generation alone */
+	uid_t owner_uid;          /* the control socket's owners: the daemon's user and group */
 	gid_t owner_gid;
 	struct event *ev_adopt;   /* adopts new connections after evhttp made them */
 	struct bufferevent **fresh; /* connections not yet adopted, each referenced */
@@ -102,8 +117,10 @@ struct control {
 
 static struct control *control;
 
+static enum control_verdict control_wait_place(const struct control_client *);
+
 /* Send an answer; to HEAD its headers alone, with the length the body would have. */
-static void
+void
 control_send(struct evhttp_request *req, int code, const char *reason, struct evbuffer *body)
 {
 	char len[32];
@@ -118,7 +135,7 @@ control_send(struct evhttp_request *req, int code, const char *reason, struct ev
 }
 
 /* Send a JSON document with a status code; the document is released. */
-static void
+void
 control_reply_json(struct evhttp_request *req, int code, const char *reason,
     const char *type, json_t *doc)
 {
@@ -242,6 +259,30 @@ control_answered(struct evhttp_request *req, void *arg)
 		control_arm(cl);
 }
 
+int
+control_hold(struct evhttp_request *req, unsigned timeout_s)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct control_client *cl = evcon != NULL ? control_client_of(evcon) : NULL;
+	struct timeval tv;
+
+	if (cl == NULL)
+		return -1;
+	if (cl->place != CONTROL_PLACE_WAIT) {
+		if (control_wait_place(cl) != CONTROL_ADMITTED)
+			return -1;
+		control->held[cl->place]--;
+		cl->place = CONTROL_PLACE_WAIT;
+		control->held[CONTROL_PLACE_WAIT]++;
+	}
+	/* The wait, then the usual deadline for the answer; evhttp's own timeouts likewise. */
+	tv.tv_sec = (time_t)(timeout_s + control->deadline_s);
+	tv.tv_usec = 0;
+	evtimer_add(cl->ev_deadline, &tv);
+	evhttp_connection_set_timeout(evcon, (int)(timeout_s + control->deadline_s));
+	return 0;
+}
+
 /* Whether a path holds a control character (a decoded %00 among them). */
 static bool
 control_unprintable(const char *path, size_t len)
@@ -297,13 +338,17 @@ control_vmgenid(struct evhttp_request *req)
 	    "changes", (json_int_t)changes));
 }
 
-/* Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME; POST /vmgenid. */
+/*
+ * Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME,
+ * /generation; POST /vmgenid.
+ */
 static void
 control_request(struct evhttp_request *req, void *arg)
 {
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const char *raw = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	struct control_client *cl;
 	struct report_clock c;
 	char *path;
 	size_t len;
@@ -316,9 +361,13 @@ control_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	known = strcmp(path, "/health") == 0 || strcmp(path, "/metrics") == 0 ||
-	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0;
+	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0 ||
+	    strcmp(path, "/generation") == 0;
+	cl = control_client_of(evhttp_request_get_connection(req));
 	if (control_unprintable(path, len))
 		control_error(req, 400, "Bad Request", path, len);
+	else if (cl != NULL && cl->public && strcmp(path, "/generation") != 0)
+		control_error(req, 404, "Not Found", path, len);
 	else if (strcmp(path, "/vmgenid") == 0) {
 		if (cmd == EVHTTP_REQ_POST)
 			control_vmgenid(req);
@@ -331,7 +380,9 @@ control_request(struct evhttp_request *req, void *arg)
 	else if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
 		control_error(req, 405, "Method Not Allowed", path, len);
-	} else if (strcmp(path, "/health") == 0)
+	} else if (strcmp(path, "/generation") == 0)
+		longpoll_request(req, evhttp_uri_get_query(uri));
+	else if (strcmp(path, "/health") == 0)
 		control_health(req);
 	else if (strcmp(path, "/metrics") == 0)
 		control_metrics(req);
@@ -349,10 +400,11 @@ control_request(struct evhttp_request *req, void *arg)
 	free(path);
 }
 
-/* Forget a client: free its place and its deadline. */
+/* Forget a client: free its place and its deadline, and a long poll it waits in. */
 static void
 control_forget(struct control_client *cl)
 {
+	longpoll_forget(cl->evcon);
 	TAILQ_REMOVE(&control->clients, cl, entry);
 	control->held[cl->place]--;
 	event_free(cl->ev_deadline);
@@ -428,6 +480,18 @@ control_in_daemon_group(int fd, const struct ucred *cred)
 	return false;
 }
 
+/* Whether an accepted socket's own name (its listener's) is the generation socket's. */
+static bool
+control_on_generation_socket(const struct sockaddr_un *sun, socklen_t len)
+{
+	size_t max = len > offsetof(struct sockaddr_un, sun_path) ?
+	    (size_t)len - offsetof(struct sockaddr_un, sun_path) : 0;
+
+	return control->gensock.path != NULL &&
+	    strnlen(sun->sun_path, max) == strlen(control->gensock.path) &&
+	    memcmp(sun->sun_path, control->gensock.path, strlen(control->gensock.path)) == 0;
+}
+
 /*
  * Who is at the other end: a uid on the Unix socket (SO_PEERCRED), an
  * address on TCP. 0, or -1 when the socket cannot say.
@@ -449,6 +513,7 @@ control_identify(struct control_client *cl, int fd, bool *in_group)
 			return -1;
 		cl->uid = cred.uid;
 		*in_group = control_in_daemon_group(fd, &cred);
+		cl->public = control_on_generation_socket((struct sockaddr_un *)&ss, len);
 		return 0;
 	}
 	cl->tcp = true;
@@ -466,6 +531,32 @@ control_identify(struct control_client *cl, int fd, bool *in_group)
 	return 0;
 }
 
+/* Whether two clients are the same peer: one uid on the Unix socket, one address on TCP. */
+static bool
+control_same_peer(const struct control_client *a, const struct control_client *b)
+{
+	return a->tcp == b->tcp && (a->tcp ? strcmp(a->addr, b->addr) == 0 : a->uid == b->uid);
+}
+
+/*
+ * Whether a client may take a waiting place: CONTROL_WAIT_MAX in all, and
+ * CONTROL_WAIT_PEER_MAX for one peer but root.
+ */
+static enum control_verdict
+control_wait_place(const struct control_client *cl)
+{
+	const struct control_client *o;
+	unsigned same = 0;
+
+	TAILQ_FOREACH(o, &control->clients, entry)
+		if (o->place == CONTROL_PLACE_WAIT && control_same_peer(o, cl))
+			same++;
+	if (same >= CONTROL_WAIT_PEER_MAX && (cl->tcp || cl->uid != 0))
+		return CONTROL_PEER_FULL;
+	return control->held[CONTROL_PLACE_WAIT] < CONTROL_WAIT_MAX ? CONTROL_ADMITTED :
+	    CONTROL_ALL_FULL;
+}
+
 /*
  * Whether a new client may take a place, and which. One peer holds at most
  * CONTROL_PEER_MAX places; the Unix socket's reserves are used only once its
@@ -477,9 +568,13 @@ control_place_for(const struct control_client *cl, bool in_group, enum control_p
 	const struct control_client *o;
 	unsigned same = 0;
 
+	/* The generation socket's clients are there to wait, or to ask once. */
+	if (cl->public) {
+		*place = CONTROL_PLACE_WAIT;
+		return control_wait_place(cl);
+	}
 	TAILQ_FOREACH(o, &control->clients, entry)
-		if (o->tcp == cl->tcp && (cl->tcp ? strcmp(o->addr, cl->addr) == 0 :
-		    o->uid == cl->uid))
+		if (o->place != CONTROL_PLACE_WAIT && control_same_peer(o, cl))
 			same++;
 	if (same >= CONTROL_PEER_MAX)
 		return CONTROL_PEER_FULL;
@@ -593,11 +688,13 @@ control_live(const struct sockaddr_un *sun)
 }
 
 /*
- * Listen on the Unix socket: mode 0660, its directory created; a stale
+ * Listen on a Unix socket of this mode, its directory created; a stale
  * socket is replaced, a live one (another daemon) or any other file is not.
+ * made says what to remove at exit.
  */
 static int
-control_listen_unix(const char *path, char *err, size_t errlen)
+control_listen_unix(const char *path, mode_t mode, struct control_sockfile *made, char *err,
+    size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -647,17 +744,16 @@ control_listen_unix(const char *path, char *err, size_t errlen)
 	}
 	umask(mask);
 	/* With -D, the daemon's user and group own it (before the drop). */
-	if (chmod(path, 0660) == -1 || privdrop_socket_owner(path) == -1 ||
+	if (privdrop_socket_owner(path) == -1 || chmod(path, mode) == -1 ||
 	    listen(fd, CONTROL_BACKLOG) == -1 || stat(path, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		unlink(path);
 		close(fd);
 		return -1;
 	}
-	control->dev = st.st_dev;
-	control->ino = st.st_ino;
-	control->owner_uid = st.st_uid;
-	control->owner_gid = st.st_gid;
+	made->path = xstrdup(path);
+	made->dev = st.st_dev;
+	made->ino = st.st_ino;
 	if (privdrop_prepared())
 		rundir_for_user(path, created == 1, st.st_uid, st.st_gid, "control",
 		    "remove the socket from this directory at exit; it stays until the next "
@@ -698,6 +794,34 @@ control_deadline(void)
 	return (unsigned)v;
 }
 
+/*
+ * The generation socket, beside the generation file: mode 0666, any local
+ * user may wait there for a new ID. Without it (logged) the file serves.
+ */
+static void
+control_listen_generation(const struct config *cfg)
+{
+	char path[sizeof ((struct sockaddr_un *)0)->sun_path + 8], err[512];
+	int fd;
+
+	if (snprintf(path, sizeof path, "%s" CONTROL_GENERATION_SUFFIX, cfg->generation_file) >=
+	    (int)sizeof path) {
+		log_warnx("control: %s" CONTROL_GENERATION_SUFFIX ": path too long for a Unix "
+		    "socket; no generation socket", cfg->generation_file);
+		return;
+	}
+	if ((fd = control_listen_unix(path, 0666, &control->gensock, err, sizeof err)) == -1) {
+		log_warnx("control: %s; no generation socket (the generation file is there)", err);
+		return;
+	}
+	if (evhttp_accept_socket_with_handle(control->http, fd) == NULL) {
+		log_warnx("control: %s: cannot accept", path);
+		close(fd);
+		return;
+	}
+	log_info("control: listening on %s for GET /generation, from any user", path);
+}
+
 /* Bind the TCP listener of --health-listen; 0 or -1 with err set. */
 static int
 control_listen_tcp(const char *spec, char *err, size_t errlen)
@@ -726,6 +850,7 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 {
 	bool explicit = strcmp(cfg->control_socket, RUNDIR "/entropyd.sock") != 0;
 	struct report_clock c = report_now();
+	struct stat st;
 	char err[512];
 	int fd;
 
@@ -747,9 +872,11 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	evhttp_set_gencb(control->http, control_request, NULL);
 	evhttp_set_bevcb(control->http, control_new_bev, NULL);
 	control->ev_adopt = event_new(base, -1, 0, control_adopt, NULL);
+	longpoll_start(base);
 	rates_sample(c.now_ns);
 
-	if ((fd = control_listen_unix(cfg->control_socket, err, sizeof err)) == -1) {
+	if ((fd = control_listen_unix(cfg->control_socket, 0660, &control->sock, err,
+	    sizeof err)) == -1) {
 		if (explicit) {
 			log_warnx("control: %s", err);
 			control_stop();
@@ -759,13 +886,15 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	} else if (evhttp_accept_socket_with_handle(control->http, fd) == NULL) {
 		log_warnx("control: %s: cannot accept", cfg->control_socket);
 		close(fd);
-		unlink(cfg->control_socket);
 		control_stop();
 		return EX_OSERR;
 	} else {
-		control->path = xstrdup(cfg->control_socket);
-		log_info("control: listening on %s", control->path);
+		stat(control->sock.path, &st);
+		control->owner_uid = st.st_uid;
+		control->owner_gid = st.st_gid;
+		log_info("control: listening on %s", control->sock.path);
 	}
+	control_listen_generation(cfg);
 	if (cfg->health_listen != NULL &&
 	    control_listen_tcp(cfg->health_listen, err, sizeof err) == -1) {
 		log_warnx("control: %s", err);
@@ -775,16 +904,28 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	return 0;
 }
 
-void
-control_stop(void)
+/* Remove a socket the server made, if it is still the one it made; forget its path. */
+static void
+control_unlink(struct control_sockfile *made)
 {
 	struct stat st;
 
+	if (made->path != NULL && stat(made->path, &st) == 0 && st.st_dev == made->dev &&
+	    st.st_ino == made->ino)
+		unlink(made->path);
+	free(made->path);
+	made->path = NULL;
+}
+
+void
+control_stop(void)
+{
 	struct control_client *cl;
 	size_t i;
 
 	if (control == NULL)
 		return;
+	longpoll_stop();
 	/* Closing each connection forgets its client. */
 	if (control->http != NULL)
 		evhttp_free(control->http);
@@ -792,13 +933,11 @@ control_stop(void)
 		control_forget(cl);
 	for (i = 0; i < control->nfresh; i++)
 		bufferevent_decref(control->fresh[i]);
-	if (control->path != NULL && stat(control->path, &st) == 0 &&
-	    st.st_dev == control->dev && st.st_ino == control->ino)
-		unlink(control->path);
+	control_unlink(&control->sock);
+	control_unlink(&control->gensock);
 	if (control->ev_adopt != NULL)
 		event_free(control->ev_adopt);
 	free(control->fresh);
-	free(control->path);
 	free(control);
 	control = NULL;
 	rates_reset();

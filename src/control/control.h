@@ -2,6 +2,8 @@
 #ifndef ENTROPYD_CONTROL_H
 #define ENTROPYD_CONTROL_H
 
+#include <jansson.h>
+
 #include "options.h"
 #include "sink.h"
 
@@ -9,8 +11,9 @@ struct event_base;
 
 /*
  * The control socket: HTTP (libevent's evhttp) on a Unix socket, and on TCP
- * when --health-listen asks for it, serving /health, /metrics and /sources
- * from the registry and the sink. Never random bytes.
+ * when --health-listen asks for it, serving /health, /metrics, /sources and
+ * /generation from the registry, the sink and the worker's generation.
+ * Never random bytes.
  */
 
 /*
@@ -38,9 +41,36 @@ struct event_base;
 /* For tests only: the deadline in seconds, instead of CONTROL_DEADLINE_S. */
 #define CONTROL_TIMEOUT_ENV "ENTROPYD_CONTROL_TIMEOUT"
 
+/*
+ * The generation socket: the generation file's path and this suffix, mode
+ * 0666, serving GET /generation (and its long poll) alone, to any local
+ * user. Its clients, and the control socket's long polls, wait in places
+ * of their own: CONTROL_WAIT_MAX in all and CONTROL_WAIT_PEER_MAX for one
+ * peer (root excepted), not counted in the places above. A long poll waits
+ * at most its own timeout, then has the deadline for its answer.
+ */
+#define CONTROL_GENERATION_SUFFIX ".sock"
+#define CONTROL_WAIT_MAX 4096
+#define CONTROL_WAIT_PEER_MAX 64
+
 /* Serve on the loop; 0, or a sysexits code after logging why not. */
 int control_start(struct event_base *, const struct config *, struct sink *);
 /* Close every connection and the sockets (before the loop is freed). */
 void control_stop(void);
+
+/* For the routes in other files (longpoll.c). */
+struct evbuffer;
+struct evhttp_request;
+/* Send an answer; to HEAD its headers alone. */
+void control_send(struct evhttp_request *, int code, const char *reason, struct evbuffer *);
+/* Send a JSON document (released) with a status code and a Content-Type. */
+void control_reply_json(struct evhttp_request *, int code, const char *reason,
+    const char *type, json_t *doc);
+/*
+ * The request waits up to timeout_s for its answer: its client moves to a
+ * waiting place, its deadline grows by timeout_s. 0, or -1 when the
+ * waiting places (all, or its peer's) are taken.
+ */
+int control_hold(struct evhttp_request *, unsigned timeout_s);
 
 #endif

@@ -39,4 +39,27 @@ json_t *report_source(const char *name, const struct report_clock *);
 /* GET /metrics: Prometheus text into buf. */
 void report_metrics(struct evbuffer *buf, const struct sink *);
 
+/* The pieces other reports share (report_generation.c). */
+/* A monotonic time as an RFC 3339 UTC wall-clock time. */
+json_t *report_time(const struct report_clock *, uint64_t mono_ns);
+/* A counter as a JSON integer. */
+json_t *report_count(uint64_t);
+/* One check object of /health; output only when not passing. */
+json_t *report_check(const char *id, const char *type, json_t *value, const char *unit,
+    enum report_status, json_t *time, const char *output);
+/* checks["component:measurement"] = [check]. */
+void report_add_check(json_t *checks, const char *component, const char *measurement,
+    json_t *check);
+/* A label value escaped for the text format. */
+void report_label(struct evbuffer *buf, const char *v);
+/* The HELP and TYPE lines of the metric family entropyd_NAME. */
+void report_family(struct evbuffer *buf, const char *name, const char *type, const char *help);
+
+/* The VM generation (report_generation.c): GET /generation's document. */
+json_t *report_generation(const struct report_clock *);
+/* Its /health check, generation:hooks; its status. */
+enum report_status report_generation_check(json_t *checks, const struct report_clock *);
+/* Its metrics. */
+void report_generation_metrics(struct evbuffer *buf);
+
 #endif

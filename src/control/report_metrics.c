@@ -43,7 +43,7 @@ struct report_plugin_walk {
 };
 
 /* Append a label value escaped for the text format: \\, \" and \n. */
-static void
+void
 report_label(struct evbuffer *buf, const char *v)
 {
 	for (; *v != '\0'; v++) {
@@ -59,7 +59,7 @@ report_label(struct evbuffer *buf, const char *v)
 }
 
 /* The HELP and TYPE lines of a metric family. */
-static void
+void
 report_family(struct evbuffer *buf, const char *name, const char *type, const char *help)
 {
 	evbuffer_add_printf(buf, "# HELP entropyd_%s %s\n# TYPE entropyd_%s %s\n", name, help,
@@ -116,7 +116,7 @@ report_clone_metrics(struct evbuffer *buf)
 	    "1 when VM generation changes are detected (a bound device, the kernel log watched).");
 	evbuffer_add_printf(buf, "entropyd_vmgenid_armed %d\n", vmgenid_armed());
 	report_family(buf, "vmgenid_changes_total", "counter",
-	    "VM generation changes acted on, by trigger (uevent, kmsg, signal, control).");
+	    "VM generation changes acted on, by trigger (uevent, kmsg, vmclock, signal, control).");
 	for (t = 0; t < VMGENID_NTRIGGERS; t++)
 		evbuffer_add_printf(buf, "entropyd_vmgenid_changes_total{trigger=\"%s\"} %" PRIu64
 		    "\n", vmgenid_trigger_name((enum vmgenid_trigger)t), v->changes[t]);
@@ -359,6 +359,7 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	evbuffer_add_printf(buf, "entropyd_sink_up{sink=\"%s\"} %d\n", sink_kind_name(s->kind),
 	    s->status == SINK_OK);
 	report_clone_metrics(buf);
+	report_generation_metrics(buf);
 	report_metric_times(buf, s);
 	if (s->feeder != NULL)
 		report_feeder_metrics(buf, s->feeder);

@@ -154,7 +154,7 @@ main(int argc, char **argv)
 	    sink_kind_name(sink.kind));
 	/* The kernel sink: a privileged feeder, and from here on a worker without privilege. */
 	if (sink.kind == SINK_KERNEL)
-		privsep_split(&sink, &pidfile);
+		privsep_split(&sink, &pidfile, &cfg);
 	rc = engine_run(&cfg, &sink, &entropyd_parts);
 	privsep_worker_end(&sink);
 	notify_close();

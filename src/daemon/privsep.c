@@ -19,9 +19,13 @@
  *               at most PRIVSEP_SUPERVISOR_CAPS (what a worker's start-up
  *               needs as root); no_new_privs.
  *               holds: nothing but the pidfile (it removes it at the end).
- *               reads: the feeder's frames and its children's exit statuses.
+ *               reads: the feeder's frames, its children's exit statuses, and
+ *               the worker's fixed-size HOOKS requests on a socket of their
+ *               own.
  *               does: forks a worker, kills it when the feeder says so,
- *               passes SIGHUP and SIGUSR1 on (src/daemon/supervisor.c).
+ *               passes SIGHUP and SIGUSR1 on (src/daemon/supervisor.c); runs
+ *               the generation hooks a worker asks for, one at a time, once
+ *               per generation ID (src/daemon/hooks.c).
  *   worker      forked by the supervisor, and again after each death.
  *               starts with the supervisor's powers and sets up as the daemon
  *               always did: binds the control socket (handing it to the -D
@@ -43,7 +47,8 @@
  *
  * With a file, FIFO or stdout sink, or -t, there is no feeder: the daemon is
  * one process, the worker alone, dropping as above (the seccomp allow-list
- * only with -D).
+ * only with -D). Nothing there runs the generation hooks: no process of it
+ * keeps the powers to start programs, and none may gain them for it.
  *
  * Why three: seccomp filters are inherited and can only narrow, so the
  * feeder, once confined to its exact list, can neither fork a worker nor
@@ -70,6 +75,7 @@
 #include "daemonize.h"
 #include "feedclient.h"
 #include "feeder.h"
+#include "hookclient.h"
 #include "log.h"
 #include "notify.h"
 #include "pidfile.h"
@@ -174,9 +180,9 @@ privsep_worker_end(struct sink *sink)
 }
 
 void
-privsep_split(struct sink *sink, struct pidfile *pf)
+privsep_split(struct sink *sink, struct pidfile *pf, const struct config *cfg)
 {
-	int chan[2], fd;
+	int chan[2], fd, hook_fd = -1;
 	pid_t pid, feeder = getpid();
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) == -1)
@@ -195,9 +201,10 @@ privsep_split(struct sink *sink, struct pidfile *pf)
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 || getppid() != feeder)
 		_exit(EX_OSERR);
 	privdrop_limit("supervisor", PRIVSEP_SUPERVISOR_CAPS);
-	fd = supervisor_run(chan[1], pf);
+	fd = supervisor_run(chan[1], pf, cfg, &hook_fd);
 	/* Here we are a worker. */
 	privsep_worker_sink(sink, fd);
+	hookclient_attach(hook_fd);
 	log_debug("worker: pid %ld started", (long)getpid());
 }
 

@@ -12,9 +12,10 @@ struct pidfile;
  * process may do). This process becomes the feeder, which keeps the sink's
  * /dev/random, the pidfile and the systemd socket; a supervisor is forked
  * and forks the worker. Returns only in a worker, with the sink turned into
- * requests to the feeder; the feeder and the supervisor end with exit().
+ * requests to the feeder and the hooks' socket to the supervisor handed to
+ * the hook client; the feeder and the supervisor end with exit().
  */
-void privsep_split(struct sink *, struct pidfile *);
+void privsep_split(struct sink *, struct pidfile *, const struct config *);
 /*
  * The worker is about to open its sources and start its threads: without
  * -D, drop every capability now, so that no thread of it ever holds one

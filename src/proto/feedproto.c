@@ -16,6 +16,26 @@ static const char *const feedproto_refusal_names[FEEDPROTO_NREFUSALS] = {
 	[FEEDPROTO_FLOOD] = "flood",
 };
 
+static const char *const feedproto_hook_result_names[FEEDPROTO_HOOK_NRESULTS] = {
+	[FEEDPROTO_HOOK_OK] = "ok",
+	[FEEDPROTO_HOOK_FAILED] = "failed",
+	[FEEDPROTO_HOOK_TIMEOUT] = "timeout",
+	[FEEDPROTO_HOOK_REFUSED] = "refused",
+	[FEEDPROTO_HOOK_READY] = "ready",
+};
+
+static const char *const feedproto_hook_reason_texts[FEEDPROTO_HOOK_NREASONS] = {
+	[FEEDPROTO_HOOK_NONE] = "",
+	[FEEDPROTO_HOOK_OWNER] = "not owned by root",
+	[FEEDPROTO_HOOK_WRITABLE] = "writable by group or others",
+	[FEEDPROTO_HOOK_DIRECTORY] = "in a directory that is not root's alone",
+	[FEEDPROTO_HOOK_NOT_FILE] = "not a regular file",
+	[FEEDPROTO_HOOK_LINK] = "a link that leads nowhere",
+	[FEEDPROTO_HOOK_NAME] = "a name longer than 64 bytes",
+	[FEEDPROTO_HOOK_EXEC] = "cannot be started",
+	[FEEDPROTO_HOOK_SIGNAL] = "killed by a signal",
+};
+
 _Static_assert(FEEDPROTO_STATE_BYTES == 12 + 4 * (FEEDPROTO_NREFUSALS - 1) + 24,
     "the state's layout below");
 
@@ -55,6 +75,18 @@ const char *
 feedproto_refusal_name(enum feedproto_refusal r)
 {
 	return r > FEEDPROTO_OK && r < FEEDPROTO_NREFUSALS ? feedproto_refusal_names[r] : "ok";
+}
+
+const char *
+feedproto_hook_result_name(enum feedproto_hook_result r)
+{
+	return r < FEEDPROTO_HOOK_NRESULTS ? feedproto_hook_result_names[r] : "unknown";
+}
+
+const char *
+feedproto_hook_reason_text(enum feedproto_hook_reason r)
+{
+	return r < FEEDPROTO_HOOK_NREASONS ? feedproto_hook_reason_texts[r] : "unknown";
 }
 
 bool
@@ -149,6 +181,16 @@ feedproto_check(const struct feedproto_frame *f)
 	case FEEDPROTO_SIGNAL:
 		return f->len == 0 && f->arg0 >= 1 && f->arg0 <= 64 && f->arg1 == 0 ?
 		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_HOOKS:
+		return f->len == FEEDPROTO_HOOKS_BYTES && f->arg0 < 256 && f->arg1 == 0 ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_HOOK_RAN:
+		return f->len > 8 && f->len <= 8 + FEEDPROTO_MAX_HOOK_NAME &&
+		    feedproto_printable(f->payload + 8, f->len - 8) &&
+		    memchr(f->payload + 8, '/', f->len - 8) == NULL ?
+		    FEEDPROTO_OK : FEEDPROTO_MALFORMED;
+	case FEEDPROTO_HOOKS_DONE:
+		return f->len == 8 ? FEEDPROTO_OK : FEEDPROTO_MALFORMED;
 	case FEEDPROTO_HELLO:
 	case FEEDPROTO_RESEED:
 	case FEEDPROTO_QUERY:
@@ -311,4 +353,69 @@ feedproto_answer_state(const struct feedproto_frame *f, struct feedproto_state *
 	st->adds = feedproto_get64(p + 40);
 	st->last_exit = feedproto_get32(p + 48);
 	st->worker_exits = feedproto_get32(p + 52);
+}
+
+size_t
+feedproto_encode_hooks(uint8_t *out, size_t cap, const struct feedproto_hooks *h)
+{
+	uint8_t p[FEEDPROTO_HOOKS_BYTES];
+
+	feedproto_put64(p, h->generation);
+	memcpy(p + 8, h->id, FEEDPROTO_ID_BYTES);
+	return feedproto_encode(out, cap, FEEDPROTO_HOOKS, h->trigger, 0, p, sizeof p);
+}
+
+void
+feedproto_hooks_of(const struct feedproto_frame *f, struct feedproto_hooks *h)
+{
+	memset(h, 0, sizeof *h);
+	if (f->type != FEEDPROTO_HOOKS || f->len != FEEDPROTO_HOOKS_BYTES)
+		return;
+	h->generation = feedproto_get64(f->payload);
+	memcpy(h->id, f->payload + 8, FEEDPROTO_ID_BYTES);
+	h->trigger = f->arg0;
+}
+
+size_t
+feedproto_encode_hook_ran(uint8_t *out, size_t cap, const struct feedproto_hook_ran *r)
+{
+	uint8_t p[8 + FEEDPROTO_MAX_HOOK_NAME];
+	size_t len = strnlen(r->name, sizeof r->name);
+
+	if (len > FEEDPROTO_MAX_HOOK_NAME)
+		return 0;
+	feedproto_put64(p, r->generation);
+	memcpy(p + 8, r->name, len);
+	return feedproto_encode(out, cap, FEEDPROTO_HOOK_RAN, (uint32_t)r->result |
+	    (uint32_t)r->reason << 8 | (uint32_t)r->exit_status << 16, r->duration_ms, p, 8 + len);
+}
+
+void
+feedproto_hook_ran_of(const struct feedproto_frame *f, struct feedproto_hook_ran *r)
+{
+	memset(r, 0, sizeof *r);
+	if (f->type != FEEDPROTO_HOOK_RAN || f->len <= 8 || f->len > 8 + FEEDPROTO_MAX_HOOK_NAME)
+		return;
+	r->generation = feedproto_get64(f->payload);
+	memcpy(r->name, f->payload + 8, f->len - 8);
+	r->result = (uint8_t)f->arg0;
+	r->reason = (uint8_t)(f->arg0 >> 8);
+	r->exit_status = (uint8_t)(f->arg0 >> 16);
+	r->duration_ms = f->arg1;
+}
+
+size_t
+feedproto_encode_hooks_done(uint8_t *out, size_t cap, uint64_t generation, uint32_t ran,
+    uint32_t refused)
+{
+	uint8_t p[8];
+
+	feedproto_put64(p, generation);
+	return feedproto_encode(out, cap, FEEDPROTO_HOOKS_DONE, ran, refused, p, sizeof p);
+}
+
+uint64_t
+feedproto_hooks_done_generation(const struct feedproto_frame *f)
+{
+	return f->type == FEEDPROTO_HOOKS_DONE && f->len == 8 ? feedproto_get64(f->payload) : 0;
 }

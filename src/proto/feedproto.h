@@ -11,6 +11,12 @@
  *   supervisor -> feeder  STARTED {pid} (with the worker's socket), EXITED
  *                         {pid, wait status}
  *   feeder -> supervisor  SPAWN, KILL {pid}, SIGNAL {signo}, STOP
+ *   worker -> supervisor  HOOKS {trigger, generation, id}, on a socket of
+ *                         their own (the feeder refuses HOOKS)
+ *   supervisor -> worker  HOOK_RAN {outcome, ms, generation, name} per hook,
+ *                         then HOOKS_DONE {ran, refused, generation}; at the
+ *                         worker's start the same for a check of the hooks
+ *                         (generation 0: none run)
  *
  * A frame is a 16-byte header, all fields little-endian, then its payload:
  *   u16 type, u16 zero, u32 payload length, u32 arg0, u32 arg1
@@ -21,8 +27,14 @@
  * as it would alone. STARTED, EXITED and KILL carry a pid in
  * arg0 (EXITED's is 0 for a worker that could not be forked); EXITED's arg1 is
  * the wait status; SIGNAL's arg0 the signal; an
- * ANSWER's arg0 is 0 or the errno of what the feeder did. Every other
- * argument is 0.
+ * ANSWER's arg0 is 0 or the errno of what the feeder did. HOOKS carries
+ * the trigger in arg0 (below 256) and 24 bytes: the u64 generation and the
+ * 16-byte ID. HOOK_RAN carries the
+ * outcome in arg0 (result, reason << 8, exit status << 16), the
+ * milliseconds the hook took in arg1, and the u64 generation then the
+ * hook's name (1 to FEEDPROTO_MAX_HOOK_NAME printable bytes, no '/').
+ * HOOKS_DONE carries the hooks run in arg0, those refused in arg1 and the
+ * u64 generation. Every other argument is 0.
  *
  * feedproto_decode() is the whole of the validation: a frame it accepts is
  * well formed, at most FEEDPROTO_MAX_PAYLOAD bytes, and each segment of an
@@ -60,6 +72,40 @@ enum feedproto_type {
 	FEEDPROTO_KILL = 49,     /* kill this worker (SIGKILL) */
 	FEEDPROTO_SIGNAL = 50,   /* pass this signal on to the worker */
 	FEEDPROTO_STOP = 51,     /* stop the worker, then exit */
+	FEEDPROTO_HOOKS = 64,    /* run the generation hooks for this generation */
+	FEEDPROTO_HOOK_RAN = 65, /* one hook's outcome */
+	FEEDPROTO_HOOKS_DONE = 66, /* the hooks of a HOOKS are done */
+};
+
+/* HOOKS: its payload's length. */
+#define FEEDPROTO_HOOKS_BYTES 24
+/* HOOK_RAN: the longest hook name it carries. */
+#define FEEDPROTO_MAX_HOOK_NAME 64
+/* A generation ID, as HOOKS carries it. */
+#define FEEDPROTO_ID_BYTES 16
+
+/* A hook's outcome (HOOK_RAN's result); the names are the metrics' result labels. */
+enum feedproto_hook_result {
+	FEEDPROTO_HOOK_OK,       /* exited 0 */
+	FEEDPROTO_HOOK_FAILED,   /* exited non-zero, was killed by a signal, or could not start */
+	FEEDPROTO_HOOK_TIMEOUT,  /* killed at its timeout */
+	FEEDPROTO_HOOK_REFUSED,  /* not run: not safe (the reason says why) */
+	FEEDPROTO_HOOK_READY,    /* the start-up check: it would run */
+	FEEDPROTO_HOOK_NRESULTS
+};
+
+/* Why a hook was refused or failed (HOOK_RAN's reason). */
+enum feedproto_hook_reason {
+	FEEDPROTO_HOOK_NONE,
+	FEEDPROTO_HOOK_OWNER,      /* not owned by root */
+	FEEDPROTO_HOOK_WRITABLE,   /* writable by group or others */
+	FEEDPROTO_HOOK_DIRECTORY,  /* a directory on its path is not root's alone */
+	FEEDPROTO_HOOK_NOT_FILE,   /* not a regular file */
+	FEEDPROTO_HOOK_LINK,       /* a link that leads nowhere */
+	FEEDPROTO_HOOK_NAME,       /* a name longer than FEEDPROTO_MAX_HOOK_NAME */
+	FEEDPROTO_HOOK_EXEC,       /* could not be started */
+	FEEDPROTO_HOOK_SIGNAL,     /* killed by a signal (exit_status holds it) */
+	FEEDPROTO_HOOK_NREASONS
 };
 
 /* Why a frame was refused; the names are the metrics' reason labels. */
@@ -108,6 +154,21 @@ struct feedproto_state {
 };
 #define FEEDPROTO_STATE_BYTES 56
 
+/* What HOOKS asks: the generation published, its ID, how it came. */
+struct feedproto_hooks {
+	uint64_t generation;
+	uint8_t id[FEEDPROTO_ID_BYTES];
+	uint32_t trigger;
+};
+
+/* What HOOK_RAN says about one hook. */
+struct feedproto_hook_ran {
+	uint64_t generation;
+	uint8_t result, reason, exit_status; /* the supervisor's hooks.h values */
+	uint32_t duration_ms;
+	char name[FEEDPROTO_MAX_HOOK_NAME + 1];
+};
+
 /*
  * Check and decode one received frame. truncated says the socket cut the
  * message short (it was longer than the buffer). FEEDPROTO_OK, or why not.
@@ -153,6 +214,23 @@ size_t feedproto_encode_answer(uint8_t *out, size_t cap, int status,
     const struct feedproto_state *st);
 /* The state an ANSWER carries (zeros when it carries none). */
 void feedproto_answer_state(const struct feedproto_frame *, struct feedproto_state *);
+/* A HOOKS frame into out (FEEDPROTO_HEADER_BYTES + FEEDPROTO_HOOKS_BYTES); its length or 0. */
+size_t feedproto_encode_hooks(uint8_t *out, size_t cap, const struct feedproto_hooks *);
+/* What an accepted HOOKS frame asks. */
+void feedproto_hooks_of(const struct feedproto_frame *, struct feedproto_hooks *);
+/* A HOOK_RAN frame into out; its length, or 0 (a name that would be refused). */
+size_t feedproto_encode_hook_ran(uint8_t *out, size_t cap, const struct feedproto_hook_ran *);
+/* What an accepted HOOK_RAN frame says. */
+void feedproto_hook_ran_of(const struct feedproto_frame *, struct feedproto_hook_ran *);
+/* A HOOKS_DONE frame: ran and refused hooks of generation; its length or 0. */
+size_t feedproto_encode_hooks_done(uint8_t *out, size_t cap, uint64_t generation, uint32_t ran,
+    uint32_t refused);
+/* The generation an accepted HOOKS_DONE frame is about. */
+uint64_t feedproto_hooks_done_generation(const struct feedproto_frame *);
+/* The metric label of a hook's outcome ("ok", "failed", ...). */
+const char *feedproto_hook_result_name(enum feedproto_hook_result);
+/* Why a hook was refused or failed, in a few words ("" for none). */
+const char *feedproto_hook_reason_text(enum feedproto_hook_reason);
 /* Whether a worker may send frames of this type. */
 bool feedproto_from_worker(enum feedproto_type);
 /* The metric label of a refusal ("malformed", "credit", ...). */

@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "control_socket.h"
+#include "genfile.h"
 
 /* Monitoring-plugin exit codes for `entropyctl health`. */
 enum { CTL_OK, CTL_WARNING, CTL_CRITICAL, CTL_UNKNOWN };
@@ -42,10 +43,17 @@ struct ctl_response {
 	size_t len;
 };
 
+/* wait-generation: the longest wait one long poll asks for (it asks again after). */
+#define CTL_LONGPOLL_S 600
+
 static const char *ctl_socket;
 static int ctl_json;
 static int ctl_timeout_s = CTL_TIMEOUT_S;
+static bool ctl_timeout_given;         /* -t was given */
 static struct timespec ctl_deadline;   /* the whole exchange ends by then */
+static int ctl_connect_errno;          /* why the last connect failed, 0 when it did not */
+static const char *ctl_genfile;        /* the generation file: its socket, and itself */
+static bool ctl_socket_given;          /* -s was given */
 
 /* Print usage to f. */
 static void
@@ -60,20 +68,30 @@ ctl_usage(FILE *f)
 	    "  sources [NAME]  every detail of every source, or of NAME\n"
 	    "  vmgenid         tell the daemon this VM was restored from a snapshot or\n"
 	    "                  cloned: it forgets what it holds and refills (root only)\n"
+	    "  generation      the VM generation ID (any user: from the generation socket,\n"
+	    "                  or the generation file)\n"
+	    "  wait-generation [--after ID]\n"
+	    "                  wait until the VM generation ID is not ID (by default the\n"
+	    "                  current one) and print the new one; -t limits the wait\n"
 	    "options (before or after the command):\n"
 	    "  -s, --socket, --control-socket PATH\n"
 	    "                     the control socket (default: %s)\n"
 	    "  -t, --timeout SECONDS\n"
 	    "                     give up when the whole answer has not come within\n"
 	    "                     SECONDS, 1..%d (default: %d)\n"
+	    "                     (wait-generation: how long to wait; default: no limit)\n"
+	    "  -g, --generation-file PATH\n"
+	    "                     the generation file; generation and wait-generation ask\n"
+	    "                     its socket, PATH.sock, unless -s names one, and read the\n"
+	    "                     file where no socket answers (default: %s)\n"
 	    "  -j, --json         print the daemon's JSON as it is, for scripts\n"
 	    "  -h, --help         print this help and exit\n"
 	    "  -v, --version      print the version and exit\n"
 	    "exit status: health: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (no answer:\n"
 	    "one 'ENTROPYD UNKNOWN - reason' line); other commands: 0 success, 1 no such\n"
 	    "source, 64 usage, 69 daemon not reached, 76 unexpected answer, 77 vmgenid\n"
-	    "by a user other than root\n",
-	    control_socket_default(), CTL_TIMEOUT_MAX_S, CTL_TIMEOUT_S);
+	    "by a user other than root; wait-generation: 0 changed, 1 the wait timed out\n",
+	    control_socket_default(), CTL_TIMEOUT_MAX_S, CTL_TIMEOUT_S, genfile_default());
 }
 
 /* A usage error: one line, exit 64. */
@@ -173,8 +191,10 @@ ctl_request(const char *method, const char *path, struct ctl_response *r, char *
 		return -1;
 	}
 	strcpy(sun.sun_path, ctl_socket);
+	ctl_connect_errno = 0;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
 	    ctl_connect(fd, &sun) == -1) {
+		ctl_connect_errno = errno;
 		snprintf(err, errlen, "cannot reach entropyd at %s: %s (is it running? -s names "
 		    "another socket)", ctl_socket, errno == EAGAIN ?
 		    "it accepts no connection" : strerror(errno));
@@ -570,6 +590,173 @@ ctl_vmgenid(void)
 	return EX_OK;
 }
 
+/* Start the deadline of one exchange: seconds from now. */
+static void
+ctl_deadline_in(int seconds)
+{
+	clock_gettime(CLOCK_MONOTONIC, &ctl_deadline);
+	ctl_deadline.tv_sec += seconds;
+}
+
+/*
+ * The current generation, as the socket or, where none answers, the
+ * generation file says: 0 with the ID in id (and the body in r when it came
+ * from the socket: r->body NULL otherwise); 69 (said on stderr) when
+ * neither has one.
+ */
+static int
+ctl_current_generation(char *id, struct ctl_response *r)
+{
+	char err[512];
+	json_t *doc;
+	const char *s;
+
+	if (ctl_get("/generation", r, err, sizeof err) == -1) {
+		if (ctl_connect_errno != 0 && genfile_read(ctl_genfile, id) == 0)
+			return 0;
+		fprintf(stderr, "entropyctl: %s\n", err);
+		if (ctl_connect_errno != 0)
+			fprintf(stderr, "entropyctl: and %s: %s\n", ctl_genfile, strerror(errno));
+		return EX_UNAVAILABLE;
+	}
+	if (r->code != 200 || (doc = ctl_parse(r, "/generation", err, sizeof err)) == NULL) {
+		fprintf(stderr, "entropyctl: /generation: unexpected answer (HTTP %d)\n", r->code);
+		free(r->body);
+		r->body = NULL;
+		return EX_PROTOCOL;
+	}
+	s = json_string_value(json_object_get(doc, "id"));
+	snprintf(id, GENFILE_ID_CHARS + 1, "%s", s != NULL ? s : "");
+	json_decref(doc);
+	return EX_OK;
+}
+
+/* entropyctl generation: the ID, or with -j the daemon's document. */
+static int
+ctl_generation(void)
+{
+	char id[GENFILE_ID_CHARS + 1];
+	struct ctl_response r;
+	int rc;
+
+	if ((rc = ctl_current_generation(id, &r)) != EX_OK)
+		return rc;
+	if (ctl_json && r.body != NULL)
+		fwrite(r.body, 1, r.len, stdout);
+	else if (ctl_json)
+		printf("{\n  \"id\": \"%s\",\n  \"file\": \"%s\"\n}\n", id, ctl_genfile);
+	else if (id[0] == '\0') {
+		fprintf(stderr, "entropyctl: no generation ID yet (the kernel's CRNG is not ready)\n");
+		free(r.body);
+		return EX_TEMPFAIL;
+	} else
+		printf("%s\n", id);
+	free(r.body);
+	return EX_OK;
+}
+
+/* Seconds left of a wait until end (CLOCK_MONOTONIC), 0 once past. */
+static int
+ctl_seconds_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return end->tv_sec > now.tv_sec ? (int)(end->tv_sec - now.tv_sec) : 0;
+}
+
+/* wait-generation where no socket serves: the generation file, through inotify. */
+static int
+ctl_wait_file(const char *after, const struct timespec *end)
+{
+	char id[GENFILE_ID_CHARS + 1];
+	int rc = genfile_wait(ctl_genfile, after,
+	    ctl_timeout_given ? ctl_seconds_left(end) * 1000 : -1, id);
+
+	if (rc == -1) {
+		fprintf(stderr, "entropyctl: %s: %s%s\n", ctl_genfile, strerror(errno),
+		    errno == ENOENT ? " (no daemon keeps it)" : "");
+		return EX_UNAVAILABLE;
+	}
+	if (rc == 0)
+		return 1;
+	printf("%s\n", id);
+	return EX_OK;
+}
+
+/*
+ * entropyctl wait-generation: long polls of at most CTL_LONGPOLL_S each
+ * until the ID is not after; 0 and the new ID, 1 at -t's end, 69 without a
+ * daemon. Where no socket answers, or too many wait on it, it waits on the
+ * generation file.
+ */
+static int
+ctl_wait_generation(const char *after_arg)
+{
+	char after[GENFILE_ID_CHARS + 1], path[128], err[512], id[GENFILE_ID_CHARS + 1];
+	struct ctl_response r;
+	struct timespec end;
+	const char *s;
+	json_t *doc;
+	int rc, poll_s;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ctl_timeout_s;
+	ctl_deadline_in(CTL_TIMEOUT_S);
+	if (after_arg != NULL)
+		snprintf(after, sizeof after, "%s", after_arg);
+	else if ((rc = ctl_current_generation(after, &r)) != EX_OK)
+		return rc;
+	else
+		free(r.body);
+	/* No ID yet (the CRNG is not ready): any the daemon publishes is not the nil UUID. */
+	if (after[0] == '\0')
+		snprintf(after, sizeof after, "00000000-0000-0000-0000-000000000000");
+	for (;;) {
+		poll_s = ctl_timeout_given ? ctl_seconds_left(&end) : CTL_LONGPOLL_S;
+		if (poll_s > CTL_LONGPOLL_S)
+			poll_s = CTL_LONGPOLL_S;
+		/* The answer may take the whole wait, then the usual time to come. */
+		ctl_deadline_in(poll_s + CTL_TIMEOUT_S);
+		snprintf(path, sizeof path, "/generation?after=%s&timeout=%d", after, poll_s);
+		if (ctl_get(path, &r, err, sizeof err) == -1) {
+			if (ctl_connect_errno != 0 && access(ctl_genfile, F_OK) == 0)
+				return ctl_wait_file(after, &end);
+			fprintf(stderr, "entropyctl: %s\n", err);
+			return EX_UNAVAILABLE;
+		}
+		if (r.code == 304) {
+			free(r.body);
+			if (ctl_timeout_given && ctl_seconds_left(&end) == 0)
+				return 1;
+			continue;
+		}
+		if (r.code == 503) {
+			/* Too many wait on the socket: the file serves as well. */
+			free(r.body);
+			return ctl_wait_file(after, &end);
+		}
+		if (r.code != 200 || (doc = ctl_parse(&r, "/generation", err, sizeof err)) == NULL) {
+			fprintf(stderr, "entropyctl: /generation: unexpected answer (HTTP %d)\n",
+			    r.code);
+			free(r.body);
+			return EX_PROTOCOL;
+		}
+		s = json_string_value(json_object_get(doc, "id"));
+		snprintf(id, sizeof id, "%s", s != NULL ? s : "");
+		json_decref(doc);
+		if (id[0] != '\0' && strcmp(id, after) != 0) {
+			if (ctl_json)
+				fwrite(r.body, 1, r.len, stdout);
+			else
+				printf("%s\n", id);
+			free(r.body);
+			return EX_OK;
+		}
+		free(r.body);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -580,8 +767,12 @@ main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
+		{ "generation-file", required_argument, NULL, 'g' },
+		{ "after", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *after = NULL;
+	char *gensock = NULL;
 	const char **words, *cmd, *arg;
 	char msg[256], *end;
 	int c, nwords = 0, before;
@@ -591,13 +782,14 @@ main(int argc, char **argv)
 	/* A daemon that hangs up is reported like any missing answer. */
 	signal(SIGPIPE, SIG_IGN);
 	ctl_socket = control_socket_default();
+	ctl_genfile = genfile_default();
 	if ((words = calloc((size_t)argc + 1, sizeof *words)) == NULL)
 		return EX_OSERR;
 	opterr = 0;
 	/* Options may come before and after the command word and its argument. */
 	while (optind < argc) {
 		before = optind;
-		if (dashdash || (c = getopt_long(argc, argv, "+:s:t:jhv", longopts, NULL)) == -1) {
+		if (dashdash || (c = getopt_long(argc, argv, "+:s:t:g:a:jhv", longopts, NULL)) == -1) {
 			if (!dashdash && optind > before && strcmp(argv[optind - 1], "--") == 0)
 				dashdash = true;
 			else if (optind < argc)
@@ -609,6 +801,7 @@ main(int argc, char **argv)
 			if (*optarg == '\0')
 				ctl_usage_error("-s: the path is empty");
 			ctl_socket = optarg;
+			ctl_socket_given = true;
 			break;
 		case 't':
 			errno = 0;
@@ -620,6 +813,20 @@ main(int argc, char **argv)
 				ctl_usage_error(msg);
 			}
 			ctl_timeout_s = (int)v;
+			ctl_timeout_given = true;
+			break;
+		case 'g':
+			if (*optarg == '\0')
+				ctl_usage_error("-g: the path is empty");
+			ctl_genfile = optarg;
+			break;
+		case 'a':
+			if (!genfile_parse(optarg, strlen(optarg), NULL)) {
+				snprintf(msg, sizeof msg, "--after: '%s' is not a generation ID (a "
+				    "UUID)", optarg);
+				ctl_usage_error(msg);
+			}
+			after = optarg;
 			break;
 		case 'j':
 			ctl_json = 1;
@@ -649,8 +856,18 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "sources") == 0 && nwords > 2)
 		ctl_usage_error("sources takes at most one source name");
-	clock_gettime(CLOCK_MONOTONIC, &ctl_deadline);
-	ctl_deadline.tv_sec += ctl_timeout_s;
+	if (after != NULL && strcmp(cmd, "wait-generation") != 0)
+		ctl_usage_error("--after is for wait-generation");
+	/* Anyone may ask the generation socket; the control socket only if named. */
+	if ((strcmp(cmd, "generation") == 0 || strcmp(cmd, "wait-generation") == 0) &&
+	    !ctl_socket_given) {
+		if (asprintf(&gensock, "%s.sock", ctl_genfile) == -1)
+			return EX_OSERR;
+		ctl_socket = gensock;
+	}
+	if (strcmp(cmd, "wait-generation") == 0)
+		return ctl_wait_generation(after);
+	ctl_deadline_in(ctl_timeout_s);
 	if (strcmp(cmd, "sources") == 0)
 		return ctl_sources(arg);
 	if (strcmp(cmd, "status") == 0)
@@ -661,6 +878,8 @@ main(int argc, char **argv)
 		return ctl_metrics();
 	if (strcmp(cmd, "vmgenid") == 0)
 		return ctl_vmgenid();
+	if (strcmp(cmd, "generation") == 0)
+		return ctl_generation();
 	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
 	ctl_usage_error(msg);
 }

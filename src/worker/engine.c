@@ -23,6 +23,7 @@
 #include "defer.h"
 #include "engine.h"
 #include "feedclient.h"
+#include "generation.h"
 #include "hostmix.h"
 #include "log.h"
 #include "notify.h"
@@ -538,6 +539,7 @@ engine_vm_changed(enum vmgenid_trigger trigger, uint64_t event_ns)
 	else
 		log_info("VM generation changed (%s): discarded %" PRIu64 " bytes held from "
 		    "before; the sink gets fresh reads only", vmgenid_trigger_name(trigger), held);
+	generation_changed(trigger, event_ns);
 	engine_feed_and_demand();
 }
 
@@ -554,6 +556,7 @@ engine_refill_done(void)
 	vmgenid_note_refill(latency);
 	log_info("VM generation change: %u fresh bits fed and the kernel's CRNG reseeded "
 	    "%.1f ms after the change", engine.sink->refill_bits, (double)latency / 1e6);
+	generation_reseeded(engine.sink->refill_reseed_ns);
 }
 
 /* Let the sink take what it wants; a failed sink ends the daemon. */
@@ -858,6 +861,7 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 		engine.ev_rate = engine_every(1000, engine_rate);
 	}
 	vmgenid_start(engine.base, engine_vm_changed);
+	generation_start(engine.base, cfg->generation_file, sink->kind == SINK_KERNEL);
 	registry_set_hooks(&hooks);
 	if (parts->setup != NULL)
 		parts->setup(cfg);
@@ -870,6 +874,7 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
 	vmgenid_stop();
+	generation_stop();
 
 	/* Interrupt every blocked reader at once, then close them one by one. */
 	TAILQ_FOREACH(inst, &registry_instances, all)

@@ -14,6 +14,7 @@
 #include <sysexits.h>
 
 #include "control_socket.h"
+#include "genfile.h"
 #include "options.h"
 #include "xmalloc.h"
 
@@ -28,6 +29,9 @@ enum {
 	OPT_USE_SLOW_SOURCES,
 	OPT_REFILL_BITS,
 	OPT_NO_REPEAT_TEST,
+	OPT_GENERATION_FILE,
+	OPT_GENERATION_HOOKS,
+	OPT_GENERATION_HOOK_TIMEOUT,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -66,6 +70,9 @@ static const struct option long_options[] = {
 	{ "usage", no_argument, NULL, 'h' },
 	{ "refill-bits", required_argument, NULL, OPT_REFILL_BITS },
 	{ "no-repeat-test", no_argument, NULL, OPT_NO_REPEAT_TEST },
+	{ "generation-file", required_argument, NULL, OPT_GENERATION_FILE },
+	{ "generation-hooks", required_argument, NULL, OPT_GENERATION_HOOKS },
+	{ "generation-hook-timeout", required_argument, NULL, OPT_GENERATION_HOOK_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -454,6 +461,8 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'p':
 	case OPT_PLUGIN_DIR:
 	case OPT_CONTROL_SOCKET:
+	case OPT_GENERATION_FILE:
+	case OPT_GENERATION_HOOKS:
 		if (arg[0] == '\0')
 			return usage_error(err, errlen, "%s: the path is empty", flag);
 		if (c == 'o')
@@ -464,8 +473,18 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 			set_string(&cfg->pid_file, arg);
 		else if (c == OPT_PLUGIN_DIR)
 			set_string(&cfg->plugin_dir, arg);
+		else if (c == OPT_GENERATION_FILE)
+			set_string(&cfg->generation_file, arg);
+		else if (c == OPT_GENERATION_HOOKS)
+			set_string(&cfg->generation_hooks, arg);
 		else
 			set_string(&cfg->control_socket, arg);
+		break;
+	case OPT_GENERATION_HOOK_TIMEOUT:
+		if (parse_unsigned(arg, 1, OPTIONS_MAX_HOOK_TIMEOUT_S,
+		    &cfg->generation_hook_timeout_s) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number of seconds from 1 "
+			    "to %u", flag, arg, OPTIONS_MAX_HOOK_TIMEOUT_S);
 		break;
 	case 's':
 		if (parse_unsigned(arg, 1, 4096, &cfg->random_step_bytes) != 0)
@@ -580,6 +599,10 @@ set_defaults(struct config *cfg)
 	cfg->refill_bits = 2048;
 	cfg->plugin_dir = xstrdup(PLUGINDIR);
 	cfg->control_socket = xstrdup(control_socket_default());
+	cfg->generation_file = xstrdup(genfile_default());
+	cfg->generation_hooks = xstrdup(getenv(OPTIONS_HOOKS_ENV) != NULL &&
+	    *getenv(OPTIONS_HOOKS_ENV) != '\0' ? getenv(OPTIONS_HOOKS_ENV) : OPTIONS_DEFAULT_HOOKS);
+	cfg->generation_hook_timeout_s = OPTIONS_DEFAULT_HOOK_TIMEOUT_S;
 }
 
 /* Parse argv into cfg; on error cfg is left freed and err says why. */
@@ -642,7 +665,8 @@ options_usage(FILE *f)
 	    "                [-o file] [-p pidfile] [-R seconds] [-r device] [-s bytes]\n"
 	    "                [-W bits] [-x source] [--plugin-dir dir] [--control-socket path]\n"
 	    "                [--no-host-mix] [--no-reseed] [--no-repeat-test]\n"
-	    "                [--refill-bits bits]\n"
+	    "                [--refill-bits bits] [--generation-file path]\n"
+	    "                [--generation-hooks dir] [--generation-hook-timeout seconds]\n"
 	    "                [--capture source:count:path]\n"
 	    "                [--health-listen addr:port]\n"
 	    "\n"
@@ -695,6 +719,16 @@ options_usage(FILE *f)
 	    "                               clone; or SIGUSR2), forget every byte held and\n"
 	    "                               feed this many fresh bits, 256..65536, then\n"
 	    "                               reseed (default: 2048)\n"
+	    "      --generation-file PATH   the VM generation ID for applications: a UUID,\n"
+	    "                               new at start and after each VM generation\n"
+	    "                               change once the kernel was reseeded; mode 0644\n"
+	    "                               (default: %s)\n"
+	    "      --generation-hooks DIR   programs the supervisor runs, in order, after\n"
+	    "                               each new generation ID; root's alone, or\n"
+	    "                               refused (default: %s)\n"
+	    "      --generation-hook-timeout SECONDS\n"
+	    "                               kill a hook still running after this long,\n"
+	    "                               1..3600 (default: 30)\n"
 	    "      --no-repeat-test         leave out the repeated-output test (for\n"
 	    "                               measuring its cost; not for production)\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
@@ -717,8 +751,8 @@ options_usage(FILE *f)
 	    "or another instance runs; 74 output write error; 77 crediting the kernel\n"
 	    "needs CAP_SYS_ADMIN (run as root, or use -t). With -b the start exits with\n"
 	    "the daemon's status.\n",
-	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR,
-	    control_socket_default());
+	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR, genfile_default(),
+	    OPTIONS_DEFAULT_HOOKS, control_socket_default());
 }
 
 /* Free every string cfg holds and leave it zeroed (safe to free twice). */
@@ -748,5 +782,7 @@ options_free(struct config *cfg)
 	free(cfg->capture_source);
 	free(cfg->capture_path);
 	free(cfg->health_listen);
+	free(cfg->generation_file);
+	free(cfg->generation_hooks);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -47,9 +47,17 @@ struct config {
 	bool rdseed_follows_rdrand; /* rdrand named in rngd's sense: rdseed added to its list */
 	unsigned refill_bits;     /* --refill-bits, default 2048, 256..65536 */
 	bool no_repeat_test;      /* --no-repeat-test: leave out the repeated-output test */
+	char *generation_file;    /* --generation-file, default genfile_default() */
+	char *generation_hooks;   /* --generation-hooks, default OPTIONS_DEFAULT_HOOKS */
+	unsigned generation_hook_timeout_s; /* --generation-hook-timeout, default 30, 1..3600 */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
+/* The generation hooks: $ENTROPYD_GENERATION_HOOKS, else this directory. */
+#define OPTIONS_HOOKS_ENV "ENTROPYD_GENERATION_HOOKS"
+#define OPTIONS_DEFAULT_HOOKS HOOKSDIR
+#define OPTIONS_DEFAULT_HOOK_TIMEOUT_S 30u
+#define OPTIONS_MAX_HOOK_TIMEOUT_S 3600u
 #define OPTIONS_DEFAULT_RANDOM_DEVICE "/dev/random"
 /* The per-source option every source has: its assessed entropy, lowered. */
 #define OPTIONS_ENTROPY_KEY "entropy"

@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "vmclock.h"
 #include "vmgenid.h"
 
 /* A uevent is at most UEVENT_BUFFER_SIZE (2048) of keys plus its header. */
@@ -47,6 +48,7 @@ static struct {
 static const char *const vmgenid_trigger_names[] = {
 	[VMGENID_TRIGGER_UEVENT] = "uevent",
 	[VMGENID_TRIGGER_KMSG] = "kmsg",
+	[VMGENID_TRIGGER_VMCLOCK] = "vmclock",
 	[VMGENID_TRIGGER_SIGNAL] = "signal",
 	[VMGENID_TRIGGER_CONTROL] = "control",
 };
@@ -503,6 +505,13 @@ vmgenid_open(char *err, size_t errlen)
 	return fd;
 }
 
+/* vmclock's counter moved. */
+static void
+vmgenid_vmclock_changed(void)
+{
+	vmgenid_trigger(VMGENID_TRIGGER_VMCLOCK);
+}
+
 int
 vmgenid_start(struct event_base *base, vmgenid_handler handler)
 {
@@ -528,6 +537,7 @@ vmgenid_start(struct event_base *base, vmgenid_handler handler)
 		vmgenid.stats.kmsg = vmgenid_kmsg_open(base, vmgenid.stats.kmsg_error,
 		    sizeof vmgenid.stats.kmsg_error) == 0;
 	}
+	vmclock_start(base, vmgenid_vmclock_changed);
 	vmgenid_describe(what, sizeof what);
 	if (vmgenid_armed())
 		log_info("clone detection: %s", what);
@@ -558,6 +568,7 @@ vmgenid_stop(void)
 		close(vmgenid.kmsg_fd);
 	vmgenid.kmsg_fd = -1;
 	vmgenid.stats.kmsg = false;
+	vmclock_stop();
 }
 
 void
@@ -567,6 +578,9 @@ vmgenid_trigger(enum vmgenid_trigger t)
 
 	vmgenid.stats.changes[t]++;
 	vmgenid.stats.last_event_ns = now;
+	/* One restore, one change: vmclock's counter moved with it, as seen now. */
+	if (t != VMGENID_TRIGGER_VMCLOCK)
+		vmclock_sync();
 	if (vmgenid.handler != NULL)
 		vmgenid.handler(t, now);
 }
@@ -574,18 +588,24 @@ vmgenid_trigger(enum vmgenid_trigger t)
 bool
 vmgenid_armed(void)
 {
-	return vmgenid.stats.kmsg && vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND;
+	return (vmgenid.stats.kmsg && vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND) ||
+	    vmclock_watching();
 }
 
 void
 vmgenid_describe(char *buf, size_t len)
 {
-	char what[512];
+	char what[512], clock[384];
+	bool kmsg = vmgenid.stats.kmsg && vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND;
 
 	vmgenid_probe_describe(&vmgenid.stats.probe, what, sizeof what);
-	if (vmgenid_armed())
-		snprintf(buf, len, "armed: %s; watching the kernel log%s", what,
-		    vmgenid.stats.listening ? " and uevents" : "");
+	vmclock_describe(clock, sizeof clock);
+	if (kmsg)
+		snprintf(buf, len, "armed: %s; watching the kernel log%s%s%s", what,
+		    vmgenid.stats.listening ? " and uevents" : "", vmclock_watching() ?
+		    "; and the " : "", vmclock_watching() ? clock : "");
+	else if (vmclock_watching())
+		snprintf(buf, len, "armed: watching the %s (%s)", clock, what);
 	else if (vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND)
 		snprintf(buf, len, "not armed: %s, but %s (the kernel reports a change in its log; "
 		    "with a uevent only in Linux 6.8)", what, vmgenid.stats.kmsg_error);

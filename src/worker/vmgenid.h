@@ -21,7 +21,7 @@ struct event_base;
  * same in every clone and must never be fed: the handler (the engine)
  * forgets it and refills the kernel from fresh reads.
  *
- * Two listeners on the loop, either of which reports a change:
+ * Three listeners on the loop, any of which reports a change:
  *   - a NETLINK_KOBJECT_UEVENT socket in the kernel's group. A classic BPF
  *     filter keeps every other uevent out of its queue, so the daemon is
  *     woken by nothing else; what passes must come from the kernel itself
@@ -32,7 +32,9 @@ struct event_base;
  *     the kernel's notice, from the kernel facility, which no process can
  *     write (the kernel gives what user space writes the user facility).
  *     Every kernel log record wakes the daemon: the price of the one
- *     signal most kernels give.
+ *     signal most kernels give;
+ *   - the vmclock device's VM generation counter, where there is one
+ *     (src/worker/vmclock.c).
  */
 
 /* The sysfs root, for tests: -l, the start-up line and /health look there. */
@@ -66,6 +68,7 @@ struct vmgenid_probe {
 enum vmgenid_trigger {
 	VMGENID_TRIGGER_UEVENT,  /* the kernel's uevent */
 	VMGENID_TRIGGER_KMSG,    /* the kernel's log notice */
+	VMGENID_TRIGGER_VMCLOCK, /* the vmclock device's VM generation counter (vmclock.h) */
 	VMGENID_TRIGGER_SIGNAL,  /* SIGUSR2 */
 	VMGENID_TRIGGER_CONTROL, /* POST /vmgenid on the control socket */
 	VMGENID_NTRIGGERS
@@ -128,7 +131,7 @@ int vmgenid_start(struct event_base *, vmgenid_handler);
 void vmgenid_stop(void);
 /* A manual trigger (SIGUSR2, the control socket): the same handler, now. */
 void vmgenid_trigger(enum vmgenid_trigger);
-/* Whether clone detection is armed: a bound device and /dev/kmsg watched. */
+/* Whether clone detection is armed: a bound device and /dev/kmsg watched, or vmclock's counter. */
 bool vmgenid_armed(void);
 /* One line: "armed (...)" or "not available: ..." or "not armed: ...". */
 void vmgenid_describe(char *buf, size_t len);

@@ -22,6 +22,11 @@ export ENTROPYD_PLUGIN_HOST
 shm=/dev/shm
 [ -d "$shm" ] && [ -w "$shm" ] || shm=${TMPDIR:-/tmp}
 work=$(mktemp -d "$shm/entropyd-bench.XXXXXX") || exit 1
+# The daemons here keep their generation file, its socket and their hooks to
+# themselves: never the system's.
+ENTROPYD_GENERATION_FILE=$work/generation
+ENTROPYD_GENERATION_HOOKS=$work/generation.d
+export ENTROPYD_GENERATION_FILE ENTROPYD_GENERATION_HOOKS
 pids=""
 
 # Stop what was started (by PID) and remove the scratch directory.

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ENTROPYD_LONGPOLL_H
+#define ENTROPYD_LONGPOLL_H
+
+#include <stddef.h>
+
+struct event_base;
+struct evhttp_connection;
+struct evhttp_request;
+
+/*
+ * GET /generation, and its long poll: GET /generation?after=ID&timeout=S
+ * is answered as soon as the generation ID is not ID (at once when it is
+ * not already), or with 304 Not Modified after S seconds (1 to
+ * LONGPOLL_MAX_TIMEOUT_S; LONGPOLL_DEFAULT_TIMEOUT_S when not given). A
+ * waiting request holds one of the control server's waiting places
+ * (control_hold) instead of the places and deadline of the others, and its
+ * connection closes after the answer. All waiters are answered in one turn
+ * of the loop after the new ID was written to the generation file.
+ */
+#define LONGPOLL_DEFAULT_TIMEOUT_S 60
+#define LONGPOLL_MAX_TIMEOUT_S 3600
+
+/* Hear of each new generation. */
+void longpoll_start(struct event_base *);
+/* Answer every waiter 503 (the daemon stops) and forget them. */
+void longpoll_stop(void);
+/* GET or HEAD /generation with its query (NULL: none). */
+void longpoll_request(struct evhttp_request *, const char *query);
+/* A connection closed or was closed: forget its waiter, never answering it. */
+void longpoll_forget(const struct evhttp_connection *);
+/* Requests waiting. */
+size_t longpoll_waiters(void);
+
+#endif
