@@ -10,9 +10,15 @@
 # A notice a process writes into the guest's kernel log is refused first.
 # In the guest run two daemons, restored with the rest of its memory:
 #   - one feeding the guest kernel for real (RNDADDENTROPY, RNDRESEEDCRNG):
-#     the bytes it held are discarded, a refill is fed and reseeded;
+#     the bytes it held are discarded, a refill is fed and reseeded; then it
+#     publishes a new generation ID, which an unprivileged process blocked
+#     in entropyctl wait-generation since before the snapshot receives, and
+#     its supervisor runs the generation hooks (one of them world-writable,
+#     which must never run);
 #   - the "marks" scenario (tests/vmgenid-marks.sh): every byte it held is
 #     known, none reaches its sink after the change (tests/vmgenid-marks.py).
+# The same snapshot is restored twice, as two clones: each gets a
+# generation ID of its own.
 # Needs qemu-system-x86_64, a static busybox and a kernel with
 # CONFIG_VMGENID=y: $ENTROPYD_TEST_KERNEL, else the newest /boot/vmlinuz-*
 # whose config says so (Debian's linux-image-amd64 does). QEMU's TCG runs
@@ -40,7 +46,7 @@ if [ -z "$kernel" ]; then
 fi
 [ -n "$kernel" ] && [ -r "$kernel" ] ||
     skip_all "no readable kernel with CONFIG_VMGENID=y (set ENTROPYD_TEST_KERNEL, or install linux-image-amd64)"
-plan 13
+plan 20
 
 # The guest's root: busybox, the two programs and their libraries, the
 # scenario, its data and the script that runs as init.
@@ -61,6 +67,21 @@ if [ -n "$seclib" ]; then
 	cp -L "$seclib" "$root$seclib"
 fi
 cp "$top_srcdir/tests/vmgenid-marks.sh" "$root/data/"
+# The generation hooks: one records what it saw (its environment, the file,
+# and how often the guest kernel had logged its reseed for a VM fork: from
+# the kernel facility, <0> to <7>, not the forgery below); one is
+# world-writable and must never run. A user for the unprivileged waiter.
+mkdir -p "$root/etc/entropyd/generation.d"
+cat >"$root/etc/entropyd/generation.d/10-record" <<'EOF'
+#!/bin/sh
+echo "$ENTROPYD_GENERATION $ENTROPYD_GENERATION_ID $ENTROPYD_TRIGGER $(cat /run/entropyd/generation) $(dmesg -r | grep -c '^<[0-7]>.*crng reseeded due to virtual machine fork')" >>/tmp/hookrun
+EOF
+printf '#!/bin/sh\n: >/tmp/world-ran\n' >"$root/etc/entropyd/generation.d/20-world"
+chmod 755 "$root/etc/entropyd/generation.d/10-record"
+chmod 757 "$root/etc/entropyd/generation.d/20-world"
+printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+chmod 755 "$root"
 head -c 250004 /dev/urandom >"$root/data/marks.data"
 cat >"$root/init" <<'EOF'
 #!/bin/busybox sh
@@ -90,17 +111,20 @@ else
 	args="-x all -n $source"
 fi
 say "SOURCE $source"
-entropyd -f -d $args -R 86400 --control-socket /run/k.sock 2>/tmp/klog &
+entropyd -f -d $args -R 86400 --control-socket /run/k.sock \
+    --generation-file /run/entropyd/generation --generation-hooks /etc/entropyd/generation.d \
+    2>/tmp/klog &
 kpid=$!
 until_log /tmp/klog "first feed" 600 || say "NO FIRST FEED"
 grep "clone detection" /tmp/klog | sed 's/^/GUEST K /'
+say "GEN0 $(cat /run/entropyd/generation)"
 
 # The marks scenario.
 marks_dir=/tmp/marks marks_entropyd=entropyd marks_entropyctl=entropyctl
 marks_data=/data/marks.data
 mkdir -p $marks_dir
 . /data/vmgenid-marks.sh
-marks_start || say "MARKS DID NOT SETTLE"
+marks_start --generation-file $marks_dir/generation || say "MARKS DID NOT SETTLE"
 # A process writes the kernel's notice into the log: it gets the user
 # facility, and both daemons must refuse it.
 echo "<5>random: crng reseeded due to virtual machine fork" >/dev/kmsg
@@ -112,12 +136,28 @@ marks_before
 sleep 1
 held=$(entropyctl -s /run/k.sock -j sources | num held_bytes | awk '{ n += $1 } END { print n + 0 }')
 say "HELD $held"
+# An unprivileged process waits for the next generation, across the snapshot.
+su nobody -s /bin/sh -c 'entropyctl -g /run/entropyd/generation wait-generation >/tmp/w.nobody 2>&1; echo $? >/tmp/w.nobody.rc' &
+i=0
+while ! entropyctl -s /run/k.sock metrics | grep -q '^entropyd_generation_waiters 1' && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+say "WAITING $(entropyctl -s /run/k.sock metrics | sed -n 's/^entropyd_generation_waiters //p')"
 say "READY"
 
 # Restored from here on, with another generation ID.
 until_log /tmp/klog "reseeded .* after the change" 1200 || say "NO REFILL"
+until_log /tmp/klog "generation 1:" 600 || say "NO GENERATION"
+i=0; while [ ! -e /tmp/w.nobody.rc ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ ! -s /tmp/hookrun ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+say "GEN1 $(cat /run/entropyd/generation)"
+say "WAITED $(cat /tmp/w.nobody.rc 2>/dev/null) $(cat /tmp/w.nobody 2>/dev/null)"
+say "HOOKRUN $(cat /tmp/hookrun 2>/dev/null)"
+say "WORLD $(if [ -e /tmp/world-ran ]; then echo ran; else echo never; fi)"
+entropyctl -g /run/entropyd/generation -j generation | sed 's/^/GUEST G /'
 marks_after || say "MARKS DID NOT DRAIN"
-entropyctl -s /run/k.sock metrics | sed -n 's/^\(entropyd_vmgenid_[a-z_]*\)/GUEST METRIC \1/p'
+entropyctl -s /run/k.sock metrics | sed -n -E 's/^(entropyd_(vmgenid|generation)[a-z_]*)/GUEST METRIC \1/p'
 kill $kpid
 wait $kpid
 say "MARKS BEFORE"; sed 's/^/GUEST M /' $marks_dir/before
@@ -130,7 +170,8 @@ say "DONE"
 poweroff -f
 EOF
 chmod 755 "$root/init"
-(cd "$root" && find . | "$busybox" cpio -o -H newc 2>/dev/null) | gzip -1 >"$tmp/initrd.gz"
+# Root's files, whoever builds it: the hooks must be root's to run.
+(cd "$root" && find . | "$busybox" cpio -o -H newc -R 0:0 2>/dev/null) | gzip -1 >"$tmp/initrd.gz"
 
 # qmp COMMAND-JSON...: send commands to a QEMU's monitor socket, print the returns.
 cat >"$tmp/qmp.py" <<'EOF'
@@ -199,7 +240,7 @@ if ! console_has first "GUEST READY"; then
 	diag_file "$tmp/first.console" "$tmp/first.err"
 	stop $first
 	# Every point needs the guest: each fails, none is skipped.
-	while [ "$tap_n" -lt 13 ]; do
+	while [ "$tap_n" -lt 20 ]; do
 		check "the guest came up within 300 s (accelerator $accel)" false
 	done
 	exit 1
@@ -260,4 +301,38 @@ done <"$tmp/marks.check"
 while [ $n -lt 4 ]; do not_ok "marks: (not run)"; n=$((n + 1)); done
 check "the marks daemon saw the same change" grep -q "VM generation changed (kmsg\|VM generation changed (uevent" "$tmp/mlog"
 show_if_failed "$tmp/second.txt" "$tmp/restore.log"
+
+# The generation for applications, as the restored guest saw it.
+gen0=$(sed -n 's/^GUEST GEN0 //p' "$tmp/first.txt")
+gen1=$(sed -n 's/^GUEST GEN1 //p' "$tmp/second.txt")
+check "an unprivileged process blocked in wait-generation before the snapshot wakes after the restore with the new ID" sh -c \
+    "grep -qx 'GUEST WAITING 1' '$tmp/first.txt' && test -n '$gen1' &&
+     grep -qx 'GUEST WAITED 0 $gen1' '$tmp/second.txt'"
+check "the generation file's ID changed ($gen0 -> $gen1)" sh -c \
+    "test -n '$gen0' && test -n '$gen1' && test '$gen0' != '$gen1'"
+hookrun=$(sed -n 's/^GUEST HOOKRUN //p' "$tmp/second.txt")
+check "the hook ran after the kernel's reseed notice and the daemon's reseed, with the new ID in the file ($hookrun)" sh -c \
+    "echo '$hookrun' | grep -Eq '^1 $gen1 (kmsg|uevent) $gen1 [1-9][0-9]*$' &&
+     awk '/CRNG reseeded .* after the change/ && !r { r = NR } /generation 1: $gen1/ && !g { g = NR }
+          END { exit !(r && g && r < g) }' '$tmp/klog'"
+check "the world-writable hook never ran, and is reported" sh -c \
+    "grep -qx 'GUEST WORLD never' '$tmp/second.txt' && grep -q '20-world refused' '$tmp/klog' &&
+     grep -q 'GUEST METRIC entropyd_generation_hook_runs_total{hook=\"20-world\",result=\"refused\"} 1' '$tmp/second.txt'"
+reseed=$(sed -n 's/^GUEST G *"reseed_seconds": \([0-9.e-]*\),*$/\1/p' "$tmp/second.txt")
+diag "from the restore to the new ID in the guest's file: $reseed s (reseed_seconds, TCG)"
+check "reseed_seconds is reported: $reseed s from the change to the new ID" sh -c \
+    "test -n '$reseed' && grep -q 'GUEST METRIC entropyd_generation_reseed_seconds [0-9]' '$tmp/second.txt'"
+# The same snapshot restored again: a second clone.
+qemu_run third 99999999-aaaa-4bbb-8ccc-dddddddddddd -incoming "exec:cat $tmp/state"
+third=$qpid
+python3 "$tmp/qmp.py" "$tmp/third.qmp" '{"execute": "wait-status", "arguments": {"status": "paused"}}' \
+    '{"execute": "cont"}' >"$tmp/restore3.log" 2>&1
+wait_for 3000 console_has third "GUEST DONE"
+check "the same snapshot, restored again as another clone, resumes and finishes" console_has third "GUEST DONE"
+stop $third
+tr -d '\r' <"$tmp/third.console" >"$tmp/third.txt"
+clone=$(sed -n 's/^GUEST GEN1 //p' "$tmp/third.txt")
+check "two clones of one snapshot get two different IDs ($gen1, $clone), neither the snapshot's" sh -c \
+    "test -n '$gen1' && test -n '$clone' && test '$clone' != '$gen1' && test '$clone' != '$gen0'"
+show_if_failed "$tmp/third.txt"
 finish

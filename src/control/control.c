@@ -6,6 +6,7 @@
  * Never random bytes.
  */
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -804,6 +805,8 @@ control_listen_generation(const struct config *cfg)
 	char path[sizeof ((struct sockaddr_un *)0)->sun_path + 8], err[512];
 	int fd;
 
+	if (cfg->generation_file == NULL)
+		return; /* a server without a worker's generation (the fuzzer's) */
 	if (snprintf(path, sizeof path, "%s" CONTROL_GENERATION_SUFFIX, cfg->generation_file) >=
 	    (int)sizeof path) {
 		log_warnx("control: %s" CONTROL_GENERATION_SUFFIX ": path too long for a Unix "
@@ -845,6 +848,24 @@ control_listen_tcp(const char *spec, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Room for every place: the soft limit on descriptors (often 1024) is
+ * raised towards the hard one, so that the waiting places can all be taken.
+ */
+static void
+control_room(void)
+{
+	rlim_t want = CONTROL_WAIT_MAX + CONTROL_UNIX_MAX + CONTROL_TCP_MAX + CONTROL_ROOT_RESERVED +
+	    CONTROL_GROUP_RESERVED + 256;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_debug("control: RLIMIT_NOFILE: %s", strerror(errno));
+}
+
 int
 control_start(struct event_base *base, const struct config *cfg, struct sink *sink)
 {
@@ -854,6 +875,7 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	char err[512];
 	int fd;
 
+	control_room();
 	control = xcalloc(1, sizeof *control);
 	control->base = base;
 	control->sink = sink;

@@ -37,8 +37,17 @@
  *                       feed" line arrives on its stderr (copied to LOG),
  *                       then stop it: "startup SECONDS"; exit 1 if no such
  *                       line comes within 30 s
+ *   waiters SOCKET FILE N
+ *                       N long polls of GET /generation past the ID in the
+ *                       generation FILE, on SOCKET; says "waiting" once all
+ *                       are sent, then takes every answer: "waiters N OK
+ *                       P99_MS MAX_MS", the arrivals after the new ID's
+ *                       write (the file's mtime), on the wall clock
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -58,6 +67,7 @@
 #include "condition.h"
 #include "feedclient.h"
 #include "feeder.h"
+#include "genfile.h"
 #include "log.h"
 #include "options.h"
 #include "pipeline.h"
@@ -577,6 +587,95 @@ bench_startup(char **argv)
 	return EX_OK;
 }
 
+/* Milliseconds from a to b, wall-clock times. */
+static double
+bench_ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+static int
+bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* waiters SOCKET FILE N: see the top of the file. */
+static int
+bench_waiters(char **argv)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char id[GENFILE_ID_CHARS + 1], req[256], buf[4096];
+	int n = atoi(argv[2]), i, left, ok = 0, *fd;
+	struct timespec *arrived, published;
+	struct pollfd *pfd;
+	struct rlimit rl;
+	struct stat st;
+	double *ms;
+	ssize_t r;
+
+	/* One descriptor a waiter, and a few more. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)n + 64) {
+		rl.rlim_cur = rl.rlim_max < (rlim_t)n + 64 ? rl.rlim_max : (rlim_t)n + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (n < 1 || genfile_read(argv[1], id) == -1) {
+		fprintf(stderr, "entropyd-bench: %s: no generation ID\n", argv[1]);
+		return EX_NOINPUT;
+	}
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", argv[0]);
+	snprintf(req, sizeof req, "GET /generation?after=%s&timeout=600 HTTP/1.0\r\n\r\n", id);
+	fd = xcalloc((size_t)n, sizeof *fd);
+	pfd = xcalloc((size_t)n, sizeof *pfd);
+	arrived = xcalloc((size_t)n, sizeof *arrived);
+	ms = xcalloc((size_t)n, sizeof *ms);
+	for (i = 0; i < n; i++) {
+		if ((fd[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+		    connect(fd[i], (struct sockaddr *)&sun, sizeof sun) == -1 ||
+		    write(fd[i], req, strlen(req)) != (ssize_t)strlen(req)) {
+			fprintf(stderr, "entropyd-bench: waiter %d: %s\n", i, strerror(errno));
+			return EX_UNAVAILABLE;
+		}
+		pfd[i].fd = fd[i];
+		pfd[i].events = POLLIN;
+	}
+	printf("waiting\n");
+	fflush(stdout);
+	/* The first bytes of each answer: when it arrived; then the rest, to its end. */
+	for (left = n; left > 0;) {
+		if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
+			return EX_OSERR;
+		for (i = 0; i < n; i++) {
+			if (pfd[i].fd < 0 || pfd[i].revents == 0)
+				continue;
+			if (arrived[i].tv_sec == 0)
+				clock_gettime(CLOCK_REALTIME, &arrived[i]);
+			if ((r = read(fd[i], buf, sizeof buf)) > 0) {
+				if (strncmp(buf, "HTTP/1.", 7) == 0 && strncmp(buf + 8, " 200", 4) == 0)
+					ok++;
+				continue;
+			}
+			close(fd[i]);
+			pfd[i].fd = -1;
+			left--;
+		}
+	}
+	if (stat(argv[1], &st) == -1)
+		return EX_NOINPUT;
+	published = st.st_mtim;
+	for (i = 0; i < n; i++)
+		ms[i] = bench_ms_between(&published, &arrived[i]);
+	qsort(ms, (size_t)n, sizeof *ms, bench_cmp_double);
+	printf("waiters %d %d %.3f %.3f\n", n, ok, ms[(n * 99 + 99) / 100 - 1], ms[n - 1]);
+	free(fd);
+	free(pfd);
+	free(arrived);
+	free(ms);
+	return EX_OK;
+}
+
 /* Run one subcommand. */
 int
 main(int argc, char **argv)
@@ -596,8 +695,11 @@ main(int argc, char **argv)
 		return bench_feed(argc - 2, argv + 2);
 	if (argc >= 4 && strcmp(argv[1], "startup") == 0)
 		return bench_startup(argv + 2);
+	if (argc == 5 && strcmp(argv[1], "waiters") == 0)
+		return bench_waiters(argv + 2);
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
 	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS | "
-	    "feed NAME SECONDS [OPTION...] | startup LOG ENTROPYD [ARGUMENT...]\n");
+	    "feed NAME SECONDS [OPTION...] | startup LOG ENTROPYD [ARGUMENT...] | "
+	    "waiters SOCKET FILE N\n");
 	return EX_USAGE;
 }

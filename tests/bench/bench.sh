@@ -14,6 +14,7 @@ runs=${BENCH_RUNS:-5}
 idle=${BENCH_IDLE:-60}
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
+entropyctl=$top_builddir/entropyctl
 bench=$top_builddir/tests/bench/entropyd-bench
 plugins=$top_builddir/tests/plugins/.libs
 # Plugins run in the plugin host built here.
@@ -38,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-for f in "$entropyd" "$entropytest" "$bench" "$ENTROPYD_PLUGIN_HOST"; do
+for f in "$entropyd" "$entropytest" "$entropyctl" "$bench" "$ENTROPYD_PLUGIN_HOST"; do
 	[ -x "$f" ] || { echo "bench: $f is not built (run make bench)" >&2; exit 1; }
 done
 
@@ -386,6 +387,48 @@ per=$(calc "($daemon_16 - $daemon_1) / 15" | awk '{ printf "%.1f", $1 }')
 hmb=$(calc "$host_16 / 1024")
 line plugin-pss "plugin hosts' PSS with 1/4/16 instances $figures MB; daemon's PSS $dfigures MB, +$per kB per instance (its pipeline and its 16 KiB reserve) | target 16 instances <= 8 MB $(verdict "$hmb" "<=" 8)"
 
+# --- The generation's long poll: 1000 waiters, their memory and wake-up ------
+# A daemon in test mode (no kernel: a change is published at once, on
+# SIGUSR2), 1000 long polls of GET /generation on its generation socket
+# (entropyd-bench waiters), its PSS before and once all wait, then a change:
+# when each answer arrived after the new ID was written (the file's mtime).
+gw=$work/gw
+mkdir -p "$gw"
+head -c 100000 /dev/urandom >"$gw/data"
+"$entropyd" -f -t -x all -n file -O "file:path:$gw/data" --control-socket "$gw/ctl.sock" \
+    --generation-file "$gw/generation" 2>"$gw/log" &
+pid=$!
+pids="$pids $pid"
+n=0
+while { [ ! -S "$gw/generation.sock" ] || [ ! -s "$gw/generation" ]; } && [ $n -lt 500 ]; do
+	sleep 0.01
+	n=$((n + 1))
+done
+sleep 1
+p0=$(pss "$pid")
+"$bench" waiters "$gw/generation.sock" "$gw/generation" 1000 >"$gw/out" 2>"$gw/err" &
+bpid=$!
+pids="$pids $bpid"
+n=0
+while ! "$entropyctl" -s "$gw/ctl.sock" metrics 2>/dev/null |
+    grep -q '^entropyd_generation_waiters 1000$' && [ $n -lt 600 ]; do
+	sleep 0.05
+	n=$((n + 1))
+done
+p1=$(pss "$pid")
+kill -USR2 "$pid"
+wait "$bpid"
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+grep '^waiters ' "$gw/out" >"$gw/out.line"
+read -r _ wn wok wp99 wmax <"$gw/out.line" 2>/dev/null
+if [ "${wn:-0}" -eq 1000 ] && [ "${wok:-0}" -eq 1000 ]; then
+	cost=$((p1 - p0))
+	line generation-waiters "1000 long polls: daemon PSS +$cost kB ($(calc "$cost * 1024 / 1000" | awk '{ printf "%.0f", $1 }') bytes a waiter, kernel socket buffers not counted) | target <= 1024 kB $(verdict "$cost" "<=" 1024); all answered, after the new ID was written p99 $wp99 ms, max $wmax ms | target <= 100 ms $(verdict "$wmax" "<=" 100)"
+else
+	line generation-waiters "MISS: ${wok:-0} of 1000 waiters answered; $(tail -1 "$gw/err") $(tail -1 "$gw/log")"
+fi
+
 # --- Start-up and idle: the daemon with its default sources, as root ---------
 if [ "$(id -u)" -ne 0 ]; then
 	line startup "skipped: crediting the kernel needs root"
@@ -394,6 +437,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	line idle-rss "skipped: needs root"
 	line idle-pss "skipped: needs root"
 	line clone-refill "skipped: crediting the kernel needs root"
+	line generation-publish "skipped: the kernel's reseed needs root"
 	line uevent-wakeups "skipped: needs root (a private network namespace)"
 	exit 0
 fi
@@ -561,6 +605,51 @@ for src in rdseed hwrng; do
 		refill_line "clone-refill-$src" "$src" "$src alone"
 	fi
 done
+
+# --- The generation: from a change to the new ID in the file ----------------
+# The control trigger (POST /vmgenid) to the new ID written and renamed into
+# place, after the refill and the kernel's reseed: the daemon's own measure
+# (/generation's reseed_seconds) over BENCH_GEN_CHANGES changes (default 50),
+# with RDSEED where usable, else the default sources.
+gen_changes=${BENCH_GEN_CHANGES:-50}
+if "$entropyd" -l 2>/dev/null | awk '$1 == "rdseed" && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
+	gen_sources="-x all -n rdseed"
+	gen_what=rdseed
+else
+	gen_sources=
+	gen_what="default sources (${sources:-none})"
+fi
+mkdir -p "$work/gp"
+# shellcheck disable=SC2086 # the sources are arguments
+"$entropyd" -f -d $gen_sources -R 86400 --control-socket "$work/gp/ctl.sock" \
+    --generation-file "$work/gp/generation" 2>"$work/gp/log" &
+pid=$!
+pids="$pids $pid"
+n=0
+while ! grep -q "first feed" "$work/gp/log" && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
+: >"$work/gp/ms"
+c=1
+while [ $c -le "$gen_changes" ] && kill -0 "$pid" 2>/dev/null; do
+	"$entropyctl" -s "$work/gp/ctl.sock" vmgenid >/dev/null 2>&1
+	n=0
+	while ! grep -q "^entropyd: generation $c: " "$work/gp/log" && [ $n -lt 1000 ]; do
+		sleep 0.01
+		n=$((n + 1))
+	done
+	"$entropyctl" -g "$work/gp/generation" -j generation 2>/dev/null |
+	    sed -n 's/.*"reseed_seconds": \([0-9.e-]*\).*/\1/p' | awk '{ print $1 * 1000 }' >>"$work/gp/ms"
+	c=$((c + 1))
+done
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+got=$(wc -l <"$work/gp/ms" | tr -d ' ')
+if [ "$got" -gt 0 ]; then
+	p99=$(sort -g "$work/gp/ms" | awk '{ v[NR] = $1 } END { i = int((NR * 99 + 99) / 100); print v[i] }')
+	s=$(stats <"$work/gp/ms")
+	line generation-publish "change (POST /vmgenid) to the new ID in the file, $gen_what: p99 $p99 ms over $got changes (min/median/max $(echo "$s" | tr ' ' /) ms) | target p99 <= 50 ms $(verdict "$p99" "<=" 50)"
+else
+	line generation-publish "MISS: no new ID published; $(tail -1 "$work/gp/log")"
+fi
 
 # --- Uevents: the socket filter keeps other uevents from waking the daemon ---
 # In a private network namespace (uevents of its loopback device reach only
