@@ -7,12 +7,12 @@
  */
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,9 @@
 #include <criterion/criterion.h>
 
 #include "genfile.h"
+
+/* The writes a reader races (each one a new file, flushed, renamed). */
+#define GENFILE_WRITES 1000
 
 static char dir[] = "/tmp/entropyd-genfile.XXXXXX";
 static char path[64];
@@ -117,33 +120,52 @@ Test(genfile, read_refuses_what_is_not_one_id)
 	cr_expect_eq(genfile_read(path, text), -1, "more than one line");
 }
 
+/* What a writer thread did: done once it wrote them all, failed if a write failed. */
+static atomic_bool writer_done, writer_failed;
+
+/* Write GENFILE_WRITES IDs, as fast as it goes. */
+static void *
+writer(void *arg)
+{
+	char text[GENFILE_ID_CHARS + 1];
+	unsigned i;
+
+	for (i = 1; i <= GENFILE_WRITES; i++) {
+		id_text((uint8_t)i, i, text);
+		if (genfile_write(path, text) == -1)
+			writer_failed = true;
+	}
+	writer_done = true;
+	return NULL;
+}
+
+/* After a pause, write the ID arg (or remove the file: NULL). */
+static void *
+late_writer(void *arg)
+{
+	usleep(200000);
+	if (arg != NULL ? genfile_write(path, arg) == -1 : unlink(path) == -1)
+		writer_failed = true;
+	return NULL;
+}
+
 /*
- * A child writes 3000 IDs as fast as it can; meanwhile this process reads
- * the file as fast as it can. Every read must find a whole ID: never a
- * short or empty file, never no file (the rename replaces it in one step).
+ * A thread writes GENFILE_WRITES IDs as fast as it can; meanwhile this one
+ * reads the file as fast as it can. Every read must find a whole ID: never
+ * a short or empty file, never no file (the rename replaces it in one
+ * step).
  */
-Test(genfile, a_reader_never_sees_a_partial_file, .timeout = 60)
+Test(genfile, a_reader_never_sees_a_partial_file)
 {
 	char text[GENFILE_ID_CHARS + 1], seen[GENFILE_ID_CHARS + 1];
 	unsigned reads = 0, bad = 0, changes = 0;
-	int status;
-	pid_t pid;
+	pthread_t t;
 
 	id_text(0x11, 0, text);
 	cr_assert_eq(genfile_write(path, text), 0);
 	memcpy(seen, text, sizeof seen);
-	if ((pid = fork()) == 0) {
-		unsigned i;
-
-		for (i = 1; i <= 3000; i++) {
-			id_text((uint8_t)i, i, text);
-			if (genfile_write(path, text) == -1)
-				_exit(1);
-		}
-		_exit(0);
-	}
-	cr_assert_gt(pid, 0);
-	while (waitpid(pid, &status, WNOHANG) == 0) {
+	cr_assert_eq(pthread_create(&t, NULL, writer, NULL), 0);
+	while (!writer_done) {
 		reads++;
 		if (genfile_read(path, text) == -1)
 			bad++;
@@ -152,11 +174,12 @@ Test(genfile, a_reader_never_sees_a_partial_file, .timeout = 60)
 			memcpy(seen, text, sizeof seen);
 		}
 	}
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer succeeded");
+	pthread_join(t, NULL);
+	cr_assert_not(writer_failed, "the writer succeeded");
 	cr_expect_eq(bad, 0, "%u of %u reads found no whole ID", bad, reads);
 	cr_expect_gt(changes, 0, "the reads saw the file change (%u reads)", reads);
 	cr_expect_eq(genfile_read(path, text), 0);
-	id_text(0xb8, 3000, seen);
+	id_text((uint8_t)GENFILE_WRITES, GENFILE_WRITES, seen);
 	cr_expect_str_eq(text, seen, "the last write is what stays");
 }
 
@@ -195,11 +218,10 @@ Test(genfile, each_write_is_a_rename_into_place)
 	close(fd);
 }
 
-Test(genfile, wait_sees_a_change_and_a_removal, .timeout = 30)
+Test(genfile, wait_sees_a_change_and_a_removal)
 {
 	char first[GENFILE_ID_CHARS + 1], second[GENFILE_ID_CHARS + 1], got[GENFILE_ID_CHARS + 1];
-	int status;
-	pid_t pid;
+	pthread_t t;
 
 	id_text(0x44, 1, first);
 	id_text(0x55, 2, second);
@@ -207,19 +229,14 @@ Test(genfile, wait_sees_a_change_and_a_removal, .timeout = 30)
 	cr_expect_eq(genfile_wait(path, second, 0, got), 1, "another ID already: at once");
 	cr_expect_str_eq(got, first);
 	cr_expect_eq(genfile_wait(path, first, 0, got), 0, "the same ID and no time: not changed");
-	/* A writer in a child, once this waits (the wait has no time limit). */
-	if ((pid = fork()) == 0) {
-		usleep(200000);
-		_exit(genfile_write(path, second) == 0 ? 0 : 1);
-	}
+	/* A writer thread, once this waits (the wait has no time limit). */
+	cr_assert_eq(pthread_create(&t, NULL, late_writer, second), 0);
 	cr_expect_eq(genfile_wait(path, first, -1, got), 1);
 	cr_expect_str_eq(got, second);
-	waitpid(pid, &status, 0);
-	if ((pid = fork()) == 0) {
-		usleep(200000);
-		_exit(unlink(path) == 0 ? 0 : 1);
-	}
+	pthread_join(t, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, late_writer, NULL), 0);
 	cr_expect_eq(genfile_wait(path, second, -1, got), -1, "the file went: no daemon");
 	cr_expect_eq(errno, ENOENT);
-	waitpid(pid, &status, 0);
+	pthread_join(t, NULL);
+	cr_expect_not(writer_failed);
 }

@@ -83,7 +83,7 @@ teardown(void)
 	(void)system(cmd);
 }
 
-TestSuite(hooks, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(hooks, .init = setup, .fini = teardown);
 
 /* Write a file with this text, mode and owner. */
 static void

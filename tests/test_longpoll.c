@@ -65,7 +65,7 @@ teardown(void)
 	(void)system(cmd);
 }
 
-TestSuite(longpoll, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(longpoll, .init = setup, .fini = teardown);
 
 /* A client that sent a request on a socket. */
 static int

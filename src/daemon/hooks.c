@@ -212,7 +212,7 @@ hooks_clear(struct hooks_run *h)
 	h->ran = h->refused = 0;
 }
 
-/* Read and check the directory into the entries, lexical order; refused ones are reported. */
+/* Read and check the directory into the entries, in lexical order, each refused one marked why. */
 static void
 hooks_scan(struct hooks_run *h)
 {
@@ -322,6 +322,7 @@ hooks_finish(struct hooks_run *h)
 	h->active = false;
 	if (h->sink.done != NULL)
 		h->sink.done(generation, h->ran, h->refused, h->sink.arg);
+	hooks_clear(h);
 	if (h->waiting) {
 		h->waiting = false;
 		hooks_request(h, &h->waiting_req);

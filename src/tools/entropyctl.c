@@ -90,7 +90,8 @@ ctl_usage(FILE *f)
 	    "exit status: health: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (no answer:\n"
 	    "one 'ENTROPYD UNKNOWN - reason' line); other commands: 0 success, 1 no such\n"
 	    "source, 64 usage, 69 daemon not reached, 76 unexpected answer, 77 vmgenid\n"
-	    "by a user other than root; wait-generation: 0 changed, 1 the wait timed out\n",
+	    "by a user other than root; wait-generation: 0 changed, 1 the wait timed out;\n"
+	    "generation: 75 no ID yet\n",
 	    control_socket_default(), CTL_TIMEOUT_MAX_S, CTL_TIMEOUT_S, genfile_default());
 }
 

@@ -585,22 +585,27 @@ vmgenid_trigger(enum vmgenid_trigger t)
 		vmgenid.handler(t, now);
 }
 
+/* Whether the kernel log is watched for a bound device's notice. */
+static bool
+vmgenid_kmsg_armed(void)
+{
+	return vmgenid.stats.kmsg && vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND;
+}
+
 bool
 vmgenid_armed(void)
 {
-	return (vmgenid.stats.kmsg && vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND) ||
-	    vmclock_watching();
+	return vmgenid_kmsg_armed() || vmclock_watching();
 }
 
 void
 vmgenid_describe(char *buf, size_t len)
 {
 	char what[512], clock[384];
-	bool kmsg = vmgenid.stats.kmsg && vmgenid.stats.probe.device == VMGENID_DEVICE_BOUND;
 
 	vmgenid_probe_describe(&vmgenid.stats.probe, what, sizeof what);
 	vmclock_describe(clock, sizeof clock);
-	if (kmsg)
+	if (vmgenid_kmsg_armed())
 		snprintf(buf, len, "armed: %s; watching the kernel log%s%s%s", what,
 		    vmgenid.stats.listening ? " and uevents" : "", vmclock_watching() ?
 		    "; and the " : "", vmclock_watching() ? clock : "");
