@@ -158,6 +158,13 @@ Test(longpoll, many_waiters_all_get_the_new_id_and_one_that_hung_up_is_forgotten
 	want = n - gone;
 	cr_assert(turn_until(waiters_are, &want), "%zu waiting, %zu expected", longpoll_waiters(),
 	    want);
+	/* One stops sending: it still waits; then it closes: it is forgotten too. */
+	shutdown(fds[gone], SHUT_WR);
+	cr_assert_not(turn_until(waiters_are, &(size_t){ want - 1 }), "a half close is no hangup");
+	close(fds[gone]);
+	want = n - ++gone;
+	cr_assert(turn_until(waiters_are, &want), "%zu waiting after a half close and a close, "
+	    "%zu expected", longpoll_waiters(), want);
 	generation_changed(VMGENID_TRIGGER_CONTROL, clock_now_ns());
 	newid = generation_stats()->id;
 	cr_assert_str_neq(newid, id);
@@ -239,13 +246,17 @@ Test(longpoll, the_generation_socket_serves_nothing_else)
 	close(fd);
 }
 
-Test(longpoll, a_long_poll_on_the_control_socket_waits_too)
+Test(longpoll, a_long_poll_on_the_control_socket_waits_too_and_a_hangup_is_seen)
 {
 	char buf[4096];
-	size_t one = 1;
-	int fd = wait_after(ctlpath, generation_stats()->id, 60);
+	size_t one = 1, two = 2;
+	int fd = wait_after(ctlpath, generation_stats()->id, 60),
+	    gone = wait_after(ctlpath, generation_stats()->id, 60);
 
-	cr_assert(turn_until(waiters_are, &one));
+	cr_assert(turn_until(waiters_are, &two));
+	/* evhttp's connection of one that hangs up is closed, and its waiter forgotten. */
+	close(gone);
+	cr_assert(turn_until(waiters_are, &one), "%zu waiting", longpoll_waiters());
 	generation_changed(VMGENID_TRIGGER_SIGNAL, clock_now_ns());
 	answer(fd, buf, sizeof buf);
 	cr_expect(strstr(buf, "\"trigger\": \"signal\"") != NULL, "%s", buf);

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +29,7 @@
 #include <jansson.h>
 
 #include "control.h"
+#include "gensock.h"
 #include "log.h"
 #include "longpoll.h"
 #include "privdrop.h"
@@ -45,7 +45,7 @@ enum control_place {
 	CONTROL_PLACE_UNIX,  /* the Unix socket's shared places */
 	CONTROL_PLACE_ROOT,  /* the Unix socket's places kept for root */
 	CONTROL_PLACE_GROUP, /* the Unix socket's places kept for the daemon's user and group */
-	CONTROL_PLACE_WAIT,  /* long polls waiting (either socket) */
+	CONTROL_PLACE_WAIT,  /* long polls waiting */
 	CONTROL_NPLACES
 };
 
@@ -80,7 +80,6 @@ struct control_client {
 	struct event *ev_deadline;
 	enum control_place place;
 	bool tcp;
-	bool public;                  /* on the generation socket: /generation alone */
 	uid_t uid;                    /* on the Unix socket: the peer's uid */
 	char addr[INET6_ADDRSTRLEN];  /* on TCP: the peer's address */
 };
@@ -93,15 +92,15 @@ struct control_sockfile {
 };
 
 /*
- * The server: one evhttp on the engine's loop, bound to the control socket,
- * the generation socket and maybe TCP.
+ * The server: one evhttp on the engine's loop, bound to the control socket
+ * and maybe TCP; and the generation socket, made here, served by gensock.c.
  */
 struct control {
 	struct event_base *base;
 	struct sink *sink;
 	struct evhttp *http;
 	struct control_sockfile sock;    /* the control socket */
-	struct control_sockfile gensock; /* the generation socket: anyone, /generation alone */
+	struct control_sockfile gensock; /* the generation socket (gensock.c) */
 	uid_t owner_uid;          /* the control socket's owners: the daemon's user and group */
 	gid_t owner_gid;
 	struct event *ev_adopt;   /* adopts new connections after evhttp made them */
@@ -349,7 +348,6 @@ control_request(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const char *raw = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	struct control_client *cl;
 	struct report_clock c;
 	char *path;
 	size_t len;
@@ -364,11 +362,8 @@ control_request(struct evhttp_request *req, void *arg)
 	known = strcmp(path, "/health") == 0 || strcmp(path, "/metrics") == 0 ||
 	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0 ||
 	    strcmp(path, "/generation") == 0;
-	cl = control_client_of(evhttp_request_get_connection(req));
 	if (control_unprintable(path, len))
 		control_error(req, 400, "Bad Request", path, len);
-	else if (cl != NULL && cl->public && strcmp(path, "/generation") != 0)
-		control_error(req, 404, "Not Found", path, len);
 	else if (strcmp(path, "/vmgenid") == 0) {
 		if (cmd == EVHTTP_REQ_POST)
 			control_vmgenid(req);
@@ -481,18 +476,6 @@ control_in_daemon_group(int fd, const struct ucred *cred)
 	return false;
 }
 
-/* Whether an accepted socket's own name (its listener's) is the generation socket's. */
-static bool
-control_on_generation_socket(const struct sockaddr_un *sun, socklen_t len)
-{
-	size_t max = len > offsetof(struct sockaddr_un, sun_path) ?
-	    (size_t)len - offsetof(struct sockaddr_un, sun_path) : 0;
-
-	return control->gensock.path != NULL &&
-	    strnlen(sun->sun_path, max) == strlen(control->gensock.path) &&
-	    memcmp(sun->sun_path, control->gensock.path, strlen(control->gensock.path)) == 0;
-}
-
 /*
  * Who is at the other end: a uid on the Unix socket (SO_PEERCRED), an
  * address on TCP. 0, or -1 when the socket cannot say.
@@ -514,7 +497,6 @@ control_identify(struct control_client *cl, int fd, bool *in_group)
 			return -1;
 		cl->uid = cred.uid;
 		*in_group = control_in_daemon_group(fd, &cred);
-		cl->public = control_on_generation_socket((struct sockaddr_un *)&ss, len);
 		return 0;
 	}
 	cl->tcp = true;
@@ -569,11 +551,6 @@ control_place_for(const struct control_client *cl, bool in_group, enum control_p
 	const struct control_client *o;
 	unsigned same = 0;
 
-	/* The generation socket's clients are there to wait, or to ask once. */
-	if (cl->public) {
-		*place = CONTROL_PLACE_WAIT;
-		return control_wait_place(cl);
-	}
 	TAILQ_FOREACH(o, &control->clients, entry)
 		if (o->place != CONTROL_PLACE_WAIT && control_same_peer(o, cl))
 			same++;
@@ -817,11 +794,7 @@ control_listen_generation(const struct config *cfg)
 		log_warnx("control: %s; no generation socket (the generation file is there)", err);
 		return;
 	}
-	if (evhttp_accept_socket_with_handle(control->http, fd) == NULL) {
-		log_warnx("control: %s: cannot accept", path);
-		close(fd);
-		return;
-	}
+	gensock_start(control->base, fd, control->deadline_s);
 	log_info("control: listening on %s for GET /generation, from any user", path);
 }
 
@@ -955,6 +928,7 @@ control_stop(void)
 		control_forget(cl);
 	for (i = 0; i < control->nfresh; i++)
 		bufferevent_decref(control->fresh[i]);
+	gensock_stop();
 	control_unlink(&control->sock);
 	control_unlink(&control->gensock);
 	if (control->ev_adopt != NULL)

@@ -44,10 +44,11 @@ struct event_base;
 /*
  * The generation socket: the generation file's path and this suffix, mode
  * 0666, serving GET /generation (and its long poll) alone, to any local
- * user. Its clients, and the control socket's long polls, wait in places
- * of their own: CONTROL_WAIT_MAX in all and CONTROL_WAIT_PEER_MAX for one
- * peer (root excepted), not counted in the places above. A long poll waits
- * at most its own timeout, then has the deadline for its answer.
+ * user, by a small server of its own (gensock.c) with CONTROL_WAIT_MAX
+ * connections in all and CONTROL_WAIT_PEER_MAX for one user (root
+ * excepted). The long polls of the control socket and TCP wait in places of
+ * their own, as many, not counted in the places above; one waits at most
+ * its own timeout, then has the deadline for its answer.
  */
 #define CONTROL_GENERATION_SUFFIX ".sock"
 #define CONTROL_WAIT_MAX 4096

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "generation.h"
+#include "gensock.h"
 #include "hookclient.h"
 #include "longpoll.h"
 #include "report.h"
@@ -138,6 +139,9 @@ report_generation_metrics(struct evbuffer *buf)
 	report_family(buf, "generation_waiters", "gauge",
 	    "Long polls of GET /generation waiting for a new ID.");
 	evbuffer_add_printf(buf, "entropyd_generation_waiters %zu\n", longpoll_waiters());
+	report_family(buf, "generation_refused_total", "counter",
+	    "Connections to the generation socket closed at once: over a limit.");
+	evbuffer_add_printf(buf, "entropyd_generation_refused_total %lu\n", gensock_refused());
 	report_family(buf, "generation_hook_runs_total", "counter",
 	    "Generation hooks run for a change (or refused), by hook and result.");
 	for (i = 0; i < h->nhooks; i++)

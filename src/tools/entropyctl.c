@@ -51,7 +51,6 @@ static int ctl_json;
 static int ctl_timeout_s = CTL_TIMEOUT_S;
 static bool ctl_timeout_given;         /* -t was given */
 static struct timespec ctl_deadline;   /* the whole exchange ends by then */
-static int ctl_connect_errno;          /* why the last connect failed, 0 when it did not */
 static const char *ctl_genfile;        /* the generation file: its socket, and itself */
 static bool ctl_socket_given;          /* -s was given */
 
@@ -192,10 +191,8 @@ ctl_request(const char *method, const char *path, struct ctl_response *r, char *
 		return -1;
 	}
 	strcpy(sun.sun_path, ctl_socket);
-	ctl_connect_errno = 0;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
 	    ctl_connect(fd, &sun) == -1) {
-		ctl_connect_errno = errno;
 		snprintf(err, errlen, "cannot reach entropyd at %s: %s (is it running? -s names "
 		    "another socket)", ctl_socket, errno == EAGAIN ?
 		    "it accepts no connection" : strerror(errno));
@@ -613,11 +610,10 @@ ctl_current_generation(char *id, struct ctl_response *r)
 	const char *s;
 
 	if (ctl_get("/generation", r, err, sizeof err) == -1) {
-		if (ctl_connect_errno != 0 && genfile_read(ctl_genfile, id) == 0)
+		if (genfile_read(ctl_genfile, id) == 0)
 			return 0;
 		fprintf(stderr, "entropyctl: %s\n", err);
-		if (ctl_connect_errno != 0)
-			fprintf(stderr, "entropyctl: and %s: %s\n", ctl_genfile, strerror(errno));
+		fprintf(stderr, "entropyctl: and %s: %s\n", ctl_genfile, strerror(errno));
 		return EX_UNAVAILABLE;
 	}
 	if (r->code != 200 || (doc = ctl_parse(r, "/generation", err, sizeof err)) == NULL) {
@@ -721,7 +717,8 @@ ctl_wait_generation(const char *after_arg)
 		ctl_deadline_in(poll_s + CTL_TIMEOUT_S);
 		snprintf(path, sizeof path, "/generation?after=%s&timeout=%d", after, poll_s);
 		if (ctl_get(path, &r, err, sizeof err) == -1) {
-			if (ctl_connect_errno != 0 && access(ctl_genfile, F_OK) == 0)
+			/* No socket, none for this user, or it is full: the file serves as well. */
+			if (access(ctl_genfile, F_OK) == 0)
 				return ctl_wait_file(after, &end);
 			fprintf(stderr, "entropyctl: %s\n", err);
 			return EX_UNAVAILABLE;
