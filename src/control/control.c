@@ -135,7 +135,7 @@ control_send(struct evhttp_request *req, int code, const char *reason, struct ev
 }
 
 /* Send a JSON document with a status code; the document is released. */
-void
+static void
 control_reply_json(struct evhttp_request *req, int code, const char *reason,
     const char *type, json_t *doc)
 {

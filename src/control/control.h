@@ -2,8 +2,6 @@
 #ifndef ENTROPYD_CONTROL_H
 #define ENTROPYD_CONTROL_H
 
-#include <jansson.h>
-
 #include "options.h"
 #include "sink.h"
 
@@ -64,9 +62,6 @@ struct evbuffer;
 struct evhttp_request;
 /* Send an answer; to HEAD its headers alone. */
 void control_send(struct evhttp_request *, int code, const char *reason, struct evbuffer *);
-/* Send a JSON document (released) with a status code and a Content-Type. */
-void control_reply_json(struct evhttp_request *, int code, const char *reason,
-    const char *type, json_t *doc);
 /*
  * The request waits up to timeout_s for its answer: its client moves to a
  * waiting place, its deadline grows by timeout_s. 0, or -1 when the

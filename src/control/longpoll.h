@@ -28,7 +28,7 @@ struct evhttp_request;
 
 /* Hear of each new generation. */
 void longpoll_start(struct event_base *);
-/* Answer every waiter 503 (the daemon stops) and forget them. */
+/* Forget every waiter, unanswered: its connection closes with the daemon. */
 void longpoll_stop(void);
 /* GET or HEAD /generation with its query (NULL: none), on the control server. */
 void longpoll_request(struct evhttp_request *, const char *query);
