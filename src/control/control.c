@@ -7,12 +7,9 @@
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +26,9 @@
 
 #include "control.h"
 #include "log.h"
-#include "privdrop.h"
 #include "rates.h"
 #include "report.h"
+#include "unixsock.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
 
@@ -83,10 +80,7 @@ struct control {
 	struct sink *sink;
 	struct evhttp *http;
 	char *path;               /* the Unix socket we created, to remove at exit */
-	dev_t dev;
-	ino_t ino;
-	uid_t owner_uid;          /* the socket's owners: the daemon's user and group */
-	gid_t owner_gid;
+	struct unixsock sock;     /* which it is; its owners: the daemon's user and group */
 	struct event *ev_adopt;   /* adopts new connections after evhttp made them */
 	struct bufferevent **fresh; /* connections not yet adopted, each referenced */
 	size_t nfresh;
@@ -415,13 +409,13 @@ control_in_daemon_group(int fd, const struct ucred *cred)
 	size_t i;
 #endif
 
-	if (cred->uid == control->owner_uid || cred->gid == control->owner_gid)
+	if (cred->uid == control->sock.uid || cred->gid == control->sock.gid)
 		return true;
 #ifdef SO_PEERGROUPS
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
 		return false;
 	for (i = 0; i < len / sizeof groups[0]; i++)
-		if (groups[i] == control->owner_gid)
+		if (groups[i] == control->sock.gid)
 			return true;
 #endif
 	return false;
@@ -576,185 +570,6 @@ control_adopt(int fd, short what, void *arg)
 	control->nfresh = 0;
 }
 
-/*
- * Create the directory a socket goes in, and its parents (mode 0755): 1
- * when the socket's own directory was made here, 0 when it was there, -1.
- */
-static int
-control_mkdirs(const char *path)
-{
-	char *dir = xstrdup(path), *p, c;
-	int rc = 0;
-
-	if ((p = strrchr(dir, '/')) == NULL || p == dir) {
-		free(dir);
-		return 0;
-	}
-	*p = '\0';
-	for (p = dir + 1; rc != -1; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(dir, 0755) == 0)
-			rc = 1;
-		else if (errno == EEXIST)
-			rc = 0;
-		else
-			rc = -1;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	free(dir);
-	return rc;
-}
-
-/* Whether a user and group may remove an entry from a directory of this mode and owner. */
-static bool
-control_may_unlink(const struct stat *dir, uid_t uid, gid_t gid)
-{
-	if (uid == 0)
-		return true;
-	if (dir->st_uid == uid)
-		return (dir->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
-	if (dir->st_gid == gid)
-		return (dir->st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
-	return (dir->st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
-}
-
-/*
- * With -D the daemon removes its socket at exit as the dropped user, so
- * that user must be able to: a directory made here, or the daemon's own run
- * directory, is handed to the user and group; any other directory where
- * the user could not is said once at start (the next start replaces the
- * stale socket).
- */
-static void
-control_dir_for_user(const char *path, bool created, uid_t uid, gid_t gid)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	struct stat st;
-	int fd;
-
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (created || strcmp(dir, RUNDIR) == 0) {
-		if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchown(fd, uid, gid) == -1)
-			log_warn("control: %s: handing it to the -D user", dir);
-		if (fd != -1)
-			close(fd);
-	} else if (stat(dir, &st) == 0 && !control_may_unlink(&st, uid, gid))
-		log_warnx("control: %s: the -D user cannot remove the socket from this "
-		    "directory at exit; it stays until the next start replaces it", dir);
-	free(dir);
-}
-
-/* Whether a daemon answers on a Unix socket (connect succeeds). */
-static int
-control_live(const struct sockaddr_un *sun)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd == -1)
-		return -1;
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof *sun);
-	close(fd);
-	if (rc == 0)
-		return 1;
-	return errno == ECONNREFUSED || errno == ENOENT ? 0 : -1;
-}
-
-/*
- * Listen on the Unix socket: mode 0660, its directory created; a stale
- * socket is replaced, a live one (another daemon) or any other file is not.
- */
-static int
-control_listen_unix(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct stat st;
-	mode_t mask;
-	int fd, created;
-
-	if (strlen(path) >= sizeof sun.sun_path) {
-		snprintf(err, errlen, "%s: path too long for a Unix socket", path);
-		return -1;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((created = control_mkdirs(path)) == -1) {
-		snprintf(err, errlen, "%s: creating its directory: %s", path, strerror(errno));
-		return -1;
-	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "%s: exists and is not a socket", path);
-			return -1;
-		}
-		switch (control_live(&sun)) {
-		case 1:
-			snprintf(err, errlen, "%s: another daemon answers on it", path);
-			return -1;
-		case 0:
-			log_info("control: removing stale socket %s", path);
-			if (unlink(path) == -1 && errno != ENOENT) {
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
-				return -1;
-			}
-			break;
-		default:
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return -1;
-		}
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	mask = umask(0117);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		umask(mask);
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	umask(mask);
-	/* With -D, the daemon's user and group own it (before the drop). */
-	if (chmod(path, 0660) == -1 || privdrop_socket_owner(path) == -1 ||
-	    listen(fd, CONTROL_BACKLOG) == -1 || stat(path, &st) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(path);
-		close(fd);
-		return -1;
-	}
-	control->dev = st.st_dev;
-	control->ino = st.st_ino;
-	control->owner_uid = st.st_uid;
-	control->owner_gid = st.st_gid;
-	if (privdrop_prepared())
-		control_dir_for_user(path, created == 1, st.st_uid, st.st_gid);
-	return fd;
-}
-
-/* Whether a numeric address is loopback (127.0.0.0/8 or ::1). */
-static bool
-control_loopback(const char *addr)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, addr, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return false;
-}
-
 /* The request deadline: CONTROL_DEADLINE_S, or the test override. */
 static unsigned
 control_deadline(void)
@@ -785,7 +600,7 @@ control_listen_tcp(const char *spec, char *err, size_t errlen)
 		snprintf(err, errlen, "--health-listen: '%s' is not ADDR:PORT", spec);
 		return -1;
 	}
-	if (!control_loopback(addr))
+	if (!options_listen_loopback(spec))
 		log_warnx("control: --health-listen %s is not a loopback address: anyone who "
 		    "can reach it can read the health and metrics", spec);
 	if (evhttp_bind_socket_with_handle(control->http, addr, (ev_uint16_t)port) == NULL) {
@@ -825,7 +640,8 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	control->ev_adopt = event_new(base, -1, 0, control_adopt, NULL);
 	rates_sample(c.now_ns);
 
-	if ((fd = control_listen_unix(cfg->control_socket, err, sizeof err)) == -1) {
+	if ((fd = unixsock_listen("control", cfg->control_socket, (gid_t)-1, CONTROL_BACKLOG,
+	    &control->sock, err, sizeof err)) == -1) {
 		if (explicit) {
 			log_warnx("control: %s", err);
 			control_stop();
@@ -854,8 +670,6 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 void
 control_stop(void)
 {
-	struct stat st;
-
 	struct control_client *cl;
 	size_t i;
 
@@ -868,9 +682,8 @@ control_stop(void)
 		control_forget(cl);
 	for (i = 0; i < control->nfresh; i++)
 		bufferevent_decref(control->fresh[i]);
-	if (control->path != NULL && stat(control->path, &st) == 0 &&
-	    st.st_dev == control->dev && st.st_ino == control->ino)
-		unlink(control->path);
+	if (control->path != NULL)
+		unixsock_remove(control->path, &control->sock);
 	if (control->ev_adopt != NULL)
 		event_free(control->ev_adopt);
 	free(control->fresh);

@@ -279,6 +279,22 @@ options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
 	return parse_unsigned(colon + 1, 1, 65535, port);
 }
 
+/* Loopback: 127.0.0.0/8 or ::1. */
+bool
+options_listen_loopback(const char *s)
+{
+	char addr[64];
+	unsigned port;
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (options_listen_addr(s, addr, sizeof addr, &port) != 0)
+		return false;
+	if (inet_pton(AF_INET, addr, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, addr, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 /* Handle one -O argument: SOURCE alone, or SOURCE:KEY:VALUE. */
 static int
 parse_source_option(struct config *cfg, const char *flag, const char *arg, char *err,

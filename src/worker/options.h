@@ -90,5 +90,7 @@ int options_stall_timeout(const char *s, unsigned *seconds);
  * in brackets) into the address and a port from 1 to 65535. 0 or -1.
  */
 int options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port);
+/* Whether ADDR:PORT (as options_listen_addr takes it) is on loopback: 127.0.0.0/8 or ::1. */
+bool options_listen_loopback(const char *s);
 
 #endif
