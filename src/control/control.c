@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control server: HTTP (evhttp) on the Unix control socket, and on
- * loopback TCP when asked, answering /health, /metrics, /sources and POST
- * /vmgenid; per-peer limits and deadlines so no client can blind the others.
- * Never random bytes.
+ * loopback TCP when asked, answering /health, /metrics, /sources, /clients
+ * and POST /vmgenid; per-peer limits and deadlines so no client can blind
+ * the others. Never random bytes (the EGD broker serves those).
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -290,7 +290,10 @@ control_vmgenid(struct evhttp_request *req)
 	    "changes", (json_int_t)changes));
 }
 
-/* Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME; POST /vmgenid. */
+/*
+ * Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME,
+ * /clients; POST /vmgenid.
+ */
 static void
 control_request(struct evhttp_request *req, void *arg)
 {
@@ -309,6 +312,7 @@ control_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	known = strcmp(path, "/health") == 0 || strcmp(path, "/metrics") == 0 ||
+	    strcmp(path, "/clients") == 0 ||
 	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0;
 	if (control_unprintable(path, len))
 		control_error(req, 400, "Bad Request", path, len);
@@ -328,7 +332,10 @@ control_request(struct evhttp_request *req, void *arg)
 		control_health(req);
 	else if (strcmp(path, "/metrics") == 0)
 		control_metrics(req);
-	else {
+	else if (strcmp(path, "/clients") == 0) {
+		c = report_now();
+		control_reply_json(req, 200, "OK", "application/json", report_egd_clients(&c));
+	} else {
 		c = report_now();
 		if (strcmp(path, "/sources") == 0)
 			doc = report_sources(&c);

@@ -45,7 +45,7 @@ report_now(void)
 }
 
 /* A monotonic time as an RFC 3339 UTC wall-clock time. */
-static json_t *
+json_t *
 report_time(const struct report_clock *c, uint64_t mono_ns)
 {
 	time_t t = c->wall;
@@ -83,7 +83,7 @@ report_rates_json(const struct entropyd_instance *inst, const struct report_cloc
 }
 
 /* A counter as a JSON integer (jansson's are signed 64-bit). */
-static json_t *
+json_t *
 report_count(uint64_t v)
 {
 	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
@@ -133,7 +133,7 @@ report_instance_output(struct entropyd_instance *inst, char *buf, size_t len)
 }
 
 /* One check object as the draft shapes it; output only when not passing. */
-static json_t *
+json_t *
 report_check(const char *id, const char *type, json_t *value, const char *unit,
     enum report_status status, json_t *time, const char *output)
 {
@@ -149,7 +149,7 @@ report_check(const char *id, const char *type, json_t *value, const char *unit,
 }
 
 /* Add checks[key] = [check]. */
-static void
+void
 report_add_check(json_t *checks, const char *component, const char *measurement, json_t *check)
 {
 	char *key;
@@ -360,7 +360,7 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	enum report_status st, overall = REPORT_PASS;
 	json_t *doc, *checks = json_object();
 	unsigned healthy = 0, total = 0;
-	const char *why = NULL;
+	const char *why = NULL, *egd_why;
 	bool sink_failed = s->status == SINK_FAILED, lowered = false, unwell = false;
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
@@ -397,6 +397,10 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	    overall == REPORT_PASS) {
 		overall = REPORT_WARN;
 		why = "the feeder refused frames from a worker";
+	}
+	if (report_egd_check(checks, c, &egd_why) != REPORT_PASS && overall == REPORT_PASS) {
+		overall = REPORT_WARN;
+		why = egd_why;
 	}
 	if (healthy == 0) {
 		overall = REPORT_FAIL;

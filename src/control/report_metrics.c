@@ -43,7 +43,7 @@ struct report_plugin_walk {
 };
 
 /* Append a label value escaped for the text format: \\, \" and \n. */
-static void
+void
 report_label(struct evbuffer *buf, const char *v)
 {
 	for (; *v != '\0'; v++) {
@@ -59,7 +59,7 @@ report_label(struct evbuffer *buf, const char *v)
 }
 
 /* The HELP and TYPE lines of a metric family. */
-static void
+void
 report_family(struct evbuffer *buf, const char *name, const char *type, const char *help)
 {
 	evbuffer_add_printf(buf, "# HELP entropyd_%s %s\n# TYPE entropyd_%s %s\n", name, help,
@@ -362,5 +362,6 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	report_metric_times(buf, s);
 	if (s->feeder != NULL)
 		report_feeder_metrics(buf, s->feeder);
+	report_egd_metrics(buf);
 	report_plugin_metrics(buf);
 }
