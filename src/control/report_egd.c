@@ -18,13 +18,14 @@ static json_t *
 report_egd_client(const struct broker *b, const struct broker_client *c,
     const struct report_clock *clock)
 {
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:b, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:b, s:I, s:I, s:I}",
 	    "name", c->name, "socket", c->socket,
 	    "connected_since", report_time(clock, c->connected_ns),
 	    "bytes_served", report_count(c->bytes_served),
 	    "requests", report_count(c->requests),
 	    "waiting", c->need_bytes > 0,
 	    "wanted_bytes", (json_int_t)c->need_bytes,
+	    "unsent_bytes", (json_int_t)(c->out_len - c->out_off),
 	    "rate_bytes_per_second", (json_int_t)b->rate_bytes);
 }
 
