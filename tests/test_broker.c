@@ -512,7 +512,7 @@ Test(broker, each_client_within_its_rate)
 Test(broker, a_slow_reader_holds_one_reply_and_a_vanished_one_loses_it)
 {
 	struct broker_client *slow, *other;
-	uint8_t unsent[BROKER_REPLY_BYTES], got[8192], req[512];
+	uint8_t unsent[BROKER_OUT_BYTES], got[8192], req[512];
 	size_t nunsent = 0, len = 0, i;
 	int sfd, ofd, round, sndbuf = 1;
 

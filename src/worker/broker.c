@@ -222,6 +222,7 @@ broker_flush(struct broker_client *c)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			c->blocked = true;
 			event_add(c->ev_write, NULL);
 			return true;
 		}
@@ -254,14 +255,16 @@ broker_read_done(struct broker_client *c, uint64_t now)
 
 /*
  * A waiting client's turn: up to BROKER_CHUNK_BYTES (its whole need if
- * less), once its last bytes are sent and its rate allows them all.
+ * less), unless it is slow to read what it was sent, once its rate allows
+ * them all. The chunks of a read go out once the rounds are served
+ * (broker_serve), the last at once.
  */
 static enum broker_turn
 broker_turn(struct broker_client *c, uint64_t now, size_t *given)
 {
 	size_t want = c->need_bytes < BROKER_CHUNK_BYTES ? c->need_bytes : BROKER_CHUNK_BYTES, n;
 
-	if (c->out_off < c->out_len || want == 0)
+	if (c->blocked || want == 0)
 		return BROKER_TURN_IDLE;
 	broker_tokens_update(c, now);
 	if (broker_tokens_bytes(c, want) < want)
@@ -272,11 +275,16 @@ broker_turn(struct broker_client *c, uint64_t now, size_t *given)
 	c->need_bytes -= (unsigned)n;
 	broker_served(c, n);
 	*given += n;
-	if (c->need_bytes == 0)
-		broker_read_done(c, now);
+	if (c->need_bytes > 0)
+		return BROKER_TURN_GAVE;
+	broker_read_done(c, now);
+	/* The next blocking read goes on in the same write; anything else, once this is sent. */
+	broker_advance(c);
+	if (c->queued)
+		return BROKER_TURN_GAVE;
 	if (!broker_flush(c))
 		return BROKER_TURN_CLOSED;
-	if (c->need_bytes == 0 && c->out_len == 0)
+	if (c->out_len == 0)
 		broker_advance(c);
 	return BROKER_TURN_GAVE;
 }
@@ -293,7 +301,7 @@ broker_next_due(uint64_t now)
 		return 0;
 	TAILQ_FOREACH(c, &broker->queue, turn) {
 		want = c->need_bytes < BROKER_CHUNK_BYTES ? c->need_bytes : BROKER_CHUNK_BYTES;
-		if (c->out_off < c->out_len || broker_tokens_bytes(c, want) >= want)
+		if (c->blocked || broker_tokens_bytes(c, want) >= want)
 			continue;
 		at = c->tokens_ns + ((uint64_t)want * 1000000000u - c->tokens +
 		    broker->rate_bytes - 1) / broker->rate_bytes;
@@ -320,12 +328,25 @@ broker_arm_rate(uint64_t now)
 	evtimer_add(broker->ev_rate, &tv);
 }
 
+/* Send what each waiting client was given in the rounds just served (one write each). */
+static void
+broker_flush_queue(void)
+{
+	struct broker_client *c, *next;
+
+	for (c = TAILQ_FIRST(&broker->queue); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, turn);
+		if (!c->blocked && c->out_off < c->out_len)
+			broker_flush(c);
+	}
+}
+
 /*
  * Serve the queue round robin, a chunk a turn, until nothing more can be
  * given; a client that found nothing to take keeps its place at the head.
  * After BROKER_ROUND_BYTES the rest waits for the next turn of the loop,
- * so the control server and the other clients are never held up. Then
- * refill the stock.
+ * so the control server and the other clients are never held up. Then send
+ * what each client was given, and refill the stock.
  */
 static void
 broker_serve(void)
@@ -356,12 +377,15 @@ broker_serve(void)
 			}
 		}
 	}
+	broker_flush_queue();
 	if (given >= BROKER_ROUND_BYTES)
 		broker_schedule();
 	/* The stock made ahead; the sources are read on while it is short. */
 	broker->hungry = !broker_draw_fill(&broker->draw, broker->supply);
-	if (broker->hungry && !was_hungry)
+	/* A reserve drawn low, or the stock short: the engine looks again at what to read. */
+	if ((broker->hungry && !was_hungry) || broker->draw.reserve_low)
 		event_active(broker->ev_wake, EV_TIMEOUT, 0);
+	broker->draw.reserve_low = false;
 	broker_arm_rate(now);
 }
 
@@ -405,9 +429,10 @@ broker_answer_now(struct broker_client *c, const struct egd_request *req)
 }
 
 /*
- * Take the client's next request and answer it, while its last reply is
- * sent and no blocking read of it waits: the requests of one client are
- * answered in order, one at a time.
+ * Take the client's next request and answer it, while no blocking read of
+ * it waits and its last reply is sent, or is a blocking read's and leaves
+ * room for another (their bytes then go out in one write): the requests of
+ * one client are answered in order, one at a time.
  */
 static void
 broker_advance(struct broker_client *c)
@@ -415,14 +440,18 @@ broker_advance(struct broker_client *c)
 	struct egd_request req;
 	size_t used;
 
-	while (c->need_bytes == 0 && c->out_len == 0) {
+	while (c->need_bytes == 0 && (c->out_len == 0 || (c->entropy_at == 0 &&
+	    c->out_len + EGD_READ_MAX_BYTES <= sizeof c->out))) {
 		if (egd_parse(c->in, c->in_len, &req, &used) == EGD_NEED_MORE) {
-			if (c->eof) {
+			if (c->eof && c->out_len == 0) {
 				broker_close(c, "end of input");
 				return;
 			}
 			break;
 		}
+		/* Only a blocking read's bytes may follow another's before it is sent. */
+		if (c->out_len > 0 && req.command != EGD_READ_BLOCKING)
+			break;
 		memmove(c->in, c->in + used, c->in_len - used);
 		c->in_len -= used;
 		c->requests++;
@@ -490,6 +519,7 @@ broker_writable(int fd, short what, void *arg)
 {
 	struct broker_client *c = arg;
 
+	c->blocked = false;
 	if (!broker_flush(c) || c->out_len > 0)
 		return;
 	if (c->need_bytes > 0)
@@ -592,7 +622,7 @@ broker_healthy(uint64_t now_ns, const char **why)
 	TAILQ_FOREACH(c, &broker->queue, turn) {
 		want = c->need_bytes < BROKER_CHUNK_BYTES ? c->need_bytes : BROKER_CHUNK_BYTES;
 		if (now_ns - c->request_ns >= BROKER_STARVED_S * UINT64_C(1000000000) &&
-		    c->out_off == c->out_len && broker_tokens_bytes(c, want) >= want) {
+		    !c->blocked && broker_tokens_bytes(c, want) >= want) {
 			*why = "a client waits for bytes within its rate and none can be made: no "
 			    "healthy credited source has enough, or --egd-share is too small";
 			return false;

@@ -24,11 +24,12 @@ struct event_base;
  *
  * Each connection is a client, named by its socket's NAME, else by its
  * peer (uid and pid on a Unix socket, address and port on TCP). A client's
- * requests are answered in order, one at a time. A blocking read waits in
+ * requests are answered in order, one at a time (the bytes of consecutive
+ * blocking reads go out in one write). A blocking read waits in
  * a queue served round robin, BROKER_CHUNK_BYTES a turn, each client within
  * its rate (--egd-rate bytes a second, a second's worth at once). A client
- * that has not read what it was sent gets nothing more until it has, so a
- * slow reader holds at most one reply; a client that goes away has its
+ * whose socket takes no more gets nothing more until it does, so a slow
+ * reader holds at most BROKER_OUT_BYTES; a client that goes away has its
  * unsent bytes wiped. The kernel sink is served before the broker (the
  * engine asks the sink first), and the broker takes at most its share.
  * While its stock of outputs made ahead is short (clients took it, or wait
@@ -37,7 +38,8 @@ struct event_base;
  */
 #define BROKER_NAME_MAX 72            /* "uid=4294967295,pid=4294967295", an address:port, a NAME */
 #define BROKER_INPUT_BYTES 64         /* a client's requests read ahead of the one answered */
-#define BROKER_REPLY_BYTES (1 + EGD_READ_MAX_BYTES)
+/* What a client has been given and not yet read: four blocking reads' bytes at most. */
+#define BROKER_OUT_BYTES (4 * (1 + EGD_READ_MAX_BYTES))
 #define BROKER_CHUNK_BYTES 32         /* what a waiting client gets per turn */
 #define BROKER_ROUND_BYTES 65536      /* given per turn of the loop: then other events go first */
 #define BROKER_ACCEPT_BURST 64        /* connections taken per readable listener */
@@ -78,11 +80,12 @@ struct broker_client {
 	struct event *ev_write;
 	uint8_t in[BROKER_INPUT_BYTES];
 	size_t in_len;
-	uint8_t out[BROKER_REPLY_BYTES]; /* the reply being sent */
+	uint8_t out[BROKER_OUT_BYTES]; /* the replies being sent */
 	size_t out_off, out_len;
 	size_t entropy_at;        /* where its entropy starts; out_len when it has none */
 	unsigned need_bytes;      /* a blocking read's bytes still owed */
 	bool queued;              /* in the queue of blocking reads */
+	bool blocked;             /* its last send would have blocked: wait for POLLOUT */
 	bool eof;                 /* the client sends no more: close once answered */
 	uint64_t tokens;          /* rate: bytes it may take now, times 10^9 */
 	uint64_t tokens_ns;       /* when the tokens were last counted */

@@ -150,9 +150,14 @@ broker_draw_make(struct broker_draw *d, const struct sink_supply *supply)
 	if ((nparts = broker_draw_plan(d, supply, parts)) == 0)
 		return false;
 	for (i = 0; i < nparts; i++) {
+		bool wanted = reserve_wants(&parts[i].from->reserve);
+
 		n = pipeline_take(parts[i].from, d->input + len, parts[i].bytes, &credit);
 		len += n;
 		d->bits_drawn += credit;
+		/* Drawn below its low mark: its source should be read again. */
+		if (!wanted && reserve_wants(&parts[i].from->reserve))
+			d->reserve_low = true;
 	}
 	gcry_md_hash_buffer(GCRY_MD_SHA256, d->output, d->input, len);
 	explicit_bzero(d->input, len);

@@ -47,6 +47,7 @@ struct broker_draw {
 	uint64_t seen_signature;      /* which sources those were */
 	bool seen;
 	unsigned next_source;         /* round robin over the reserves */
+	bool reserve_low;             /* a reserve was drawn below its low mark (reset by the caller) */
 	struct reserve stock;         /* outputs made and not yet given */
 	uint8_t *output;              /* memory-locked: an output while it is made */
 	uint8_t *input;               /* memory-locked: one output's input while hashed */
