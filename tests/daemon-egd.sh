@@ -10,7 +10,7 @@
 # (tests/egd-marks.py).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
-plan 27
+plan 28
 
 # client MODE ADDR ARGS...: one of tests/egd-client.py's clients.
 client() { python3 "$top_srcdir/tests/egd-client.py" "$@"; }
@@ -200,4 +200,26 @@ show_if_failed "$tmp/marks.check" "$tmp/log3"
 drawn=$(( 2 * (${m1:-0} + ${m2:-0}) ))
 check "--egd-share 50: the clients took $drawn conditioned bytes, the sink $sunk" \
     test "$drawn" -le $((sunk + 8192 + 2048))
+
+# 28: with the kernel sink, the kernel is fed first, and the clients are
+# served by the worker under its feeder, in its seccomp sandbox.
+if [ "$(id -u)" -ne 0 ]; then
+	skip "crediting the kernel needs root"
+else
+	no_leak_check_under_seccomp
+	run_entropyd -f -x all -n file -O "file:path:$tmp/in" -O file:entropy:8 \
+	    -D nobody:nogroup --control-socket "$tmp/s4" --egd-socket "k1=$tmp/egd/k1.sock" \
+	    --egd-group nogroup 2>"$tmp/log4" &
+	daemon=$!
+	track $daemon
+	wait_for 100 test -S "$tmp/egd/k1.sock"
+	wait_for 300 grep -q "first feed" "$tmp/log4"
+	client commands "$tmp/egd/k1.sock" >"$tmp/kernel" 2>&1
+	check "with the kernel sink and -D: the kernel fed its start-up burst ($(sed -n 's/.*first feed: //p' "$tmp/log4")), the sockets the -D group's, the clients served from the sandbox" \
+	    sh -c "grep -q 'start-up burst fed' '$tmp/log4' &&
+	     test \"\$(stat -c '%a %G' '$tmp/egd/k1.sock')\" = '660 nogroup' &&
+	     grep -q 'system calls confined' '$tmp/log4' && grep -q 'blocking=255' '$tmp/kernel'"
+	show_if_failed "$tmp/log4" "$tmp/kernel"
+	stop "$daemon"
+fi
 finish
