@@ -184,16 +184,7 @@ check "two clients read ($m1 and $m2 bytes) while the sink took the rest ($sunk 
     sh -c "test '${m1:-0}' -gt 4096 && test '${m2:-0}' -gt 4096 && test '$sunk' -gt 65536"
 python3 "$top_srcdir/tests/egd-marks.py" "$tmp/marks.data" "$tmp/marks.out" "$tmp/m1.bin" \
     "$tmp/m2.bin" >"$tmp/marks.check" 2>&1
-n=0
-while read -r verdict rest; do
-	case $verdict in
-	ok) ok "marks: $rest" ;;
-	not) not_ok "marks: ${rest#ok }" ;;
-	*) continue ;;
-	esac
-	n=$((n + 1))
-done <"$tmp/marks.check"
-while [ $n -lt 5 ]; do not_ok "marks: (not run)"; n=$((n + 1)); done
+checker_points "$tmp/marks.check" 5 marks
 show_if_failed "$tmp/marks.check" "$tmp/log3"
 # Two conditioned bytes per byte served; at most half of them (--egd-share
 # 50), and the allowance kept in hand (8 KiB at 50%) and the stock (1 KiB made).
