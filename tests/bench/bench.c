@@ -81,7 +81,7 @@ static uint8_t bench_sink[CONDITION_OUTPUT_BYTES];
 static uint64_t bench_outputs;
 
 /* A monotonic clock in seconds. */
-static double
+double
 bench_now(void)
 {
 	struct timespec ts;

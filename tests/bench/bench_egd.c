@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_egd.h"
@@ -25,16 +24,6 @@
 #define BENCH_EGD_READ 255
 /* One request of the depth, repeated. */
 static const uint8_t bench_egd_request[2] = { 0x02, BENCH_EGD_READ };
-
-/* A monotonic clock in seconds. */
-static double
-bench_egd_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* A client connected to the Unix socket at path, or -1 (said on stderr). */
 static int
@@ -105,8 +94,8 @@ bench_egd_rate(int nclients, double seconds, const char *path)
 			bench_egd_send(pf[i].fd, bench_egd_request, sizeof bench_egd_request);
 		owed[i] = BENCH_EGD_DEPTH * BENCH_EGD_READ;
 	}
-	t0 = bench_egd_now();
-	while ((t = bench_egd_now() - t0) < seconds) {
+	t0 = bench_now();
+	while ((t = bench_now() - t0) < seconds) {
 		if (poll(pf, (nfds_t)nclients, 100) < 0)
 			break;
 		for (i = 0; i < nclients; i++) {
@@ -165,12 +154,12 @@ bench_egd_latency(int count, const char *path)
 		return EX_UNAVAILABLE;
 	for (i = 0; i < count; i++) {
 		usleep(2000);
-		t0 = bench_egd_now();
+		t0 = bench_now();
 		if (bench_egd_send(fd, ask, sizeof ask) == -1 || bench_egd_recv(fd, buf, 64) == -1) {
 			fprintf(stderr, "entropyd-bench: the broker hung up\n");
 			return EX_PROTOCOL;
 		}
-		ms[i] = (bench_egd_now() - t0) * 1000;
+		ms[i] = (bench_now() - t0) * 1000;
 	}
 	qsort(ms, (size_t)count, sizeof *ms, bench_egd_cmp);
 	printf("egdlat %.3f %.3f\n", ms[count / 2], ms[count * 99 / 100]);
