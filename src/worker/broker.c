@@ -26,7 +26,7 @@
 /* What a client's turn in the queue came to. */
 enum broker_turn {
 	BROKER_TURN_GAVE,     /* bytes were given */
-	BROKER_TURN_IDLE,     /* nothing to give now: its last reply is unsent, or its rate */
+	BROKER_TURN_IDLE,     /* nothing to give now: its socket takes no more, or its rate */
 	BROKER_TURN_DRY,      /* it could take bytes and none can be made */
 	BROKER_TURN_CLOSED,   /* it went away (freed) */
 };

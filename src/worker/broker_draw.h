@@ -33,9 +33,9 @@
 #define BROKER_DRAW_INPUT_BITS (2 * CONDITION_OUTPUT_BITS)
 /* The most input one output takes: 512 bits at the lowest credit, 1 bit a byte. */
 #define BROKER_DRAW_INPUT_MAX_BYTES (BROKER_DRAW_INPUT_BITS + 64)
-/* The most reserves one output is made from. */
+/* The most reserves the broker draws on (the first, in the supply's order). */
 #define BROKER_DRAW_MAX_SOURCES 16
-/* The most allowance kept in hand, at a share of 100 (scaled down by the share). */
+/* The most allowance kept in hand, in bytes, scaled by the share. */
 #define BROKER_DRAW_BANK_BYTES RESERVE_CAPACITY
 /* The outputs made ahead. */
 #define BROKER_DRAW_STOCK_BYTES 1024

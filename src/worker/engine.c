@@ -341,7 +341,7 @@ engine_reader_ready(int fd, short what, void *arg)
 static void
 engine_demand(struct entropyd_instance *inst)
 {
-	/* Read on, even with a full reserve, while guests wait for what it cannot make. */
+	/* Read on, even with a full reserve, while the EGD broker wants more than it holds. */
 	bool want = reserve_wants(&inst->pipe.reserve) ||
 	    (broker_hungry() && pipeline_credited(&inst->pipe));
 

@@ -471,6 +471,19 @@ parse_capture(struct config *cfg, const char *flag, const char *arg, char *err, 
 	return 0;
 }
 
+/* ADDR:PORT of --health-listen or --egd-listen: 0, or EX_USAGE with err set. */
+static int
+check_listen(const char *flag, const char *arg, char *err, size_t errlen)
+{
+	char addr[64];
+	unsigned port;
+
+	if (options_listen_addr(arg, addr, sizeof addr, &port) == 0)
+		return 0;
+	return usage_error(err, errlen, "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] "
+	    "address and a port from 1 to 65535)", flag, arg);
+}
+
 /* Whether another --egd-socket has the name of s. */
 static bool
 egd_name_taken(const struct config *cfg, const char *name)
@@ -491,9 +504,8 @@ static int
 parse_egd(struct config *cfg, int c, const char *flag, const char *arg, char *err,
     size_t errlen)
 {
-	char name[OPTIONS_EGD_NAME_MAX + 1], addr[64];
+	char name[OPTIONS_EGD_NAME_MAX + 1];
 	const char *path;
-	unsigned port;
 
 	switch (c) {
 	case OPT_EGD_SOCKET:
@@ -506,10 +518,8 @@ parse_egd(struct config *cfg, int c, const char *flag, const char *arg, char *er
 		list_append(&cfg->egd_sockets, &cfg->n_egd_sockets, arg);
 		break;
 	case OPT_EGD_LISTEN:
-		if (options_listen_addr(arg, addr, sizeof addr, &port) != 0)
-			return usage_error(err, errlen,
-			    "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] address and a "
-			    "port from 1 to 65535)", flag, arg);
+		if (check_listen(flag, arg, err, errlen) != 0)
+			return EX_USAGE;
 		list_append(&cfg->egd_listen, &cfg->n_egd_listen, arg);
 		break;
 	case OPT_EGD_LISTEN_ANY:
@@ -656,17 +666,11 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'i':
 		cfg->ignorefail = true;
 		break;
-	case OPT_HEALTH_LISTEN: {
-		char addr[64];
-		unsigned port;
-
-		if (options_listen_addr(arg, addr, sizeof addr, &port) != 0)
-			return usage_error(err, errlen,
-			    "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] address and a "
-			    "port from 1 to 65535)", flag, arg);
+	case OPT_HEALTH_LISTEN:
+		if (check_listen(flag, arg, err, errlen) != 0)
+			return EX_USAGE;
 		set_string(&cfg->health_listen, arg);
 		break;
-	}
 	case 'D':
 		if (!valid_user_group(arg))
 			return usage_error(err, errlen, "%s: '%s' is not valid, expected USER:GROUP",
