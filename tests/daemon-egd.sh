@@ -10,7 +10,7 @@
 # (tests/egd-marks.py).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/control-lib.sh"
-plan 28
+plan 29
 
 # client MODE ADDR ARGS...: one of tests/egd-client.py's clients.
 client() { python3 "$top_srcdir/tests/egd-client.py" "$@"; }
@@ -71,7 +71,7 @@ check "/clients: each sleeper waits for bytes, or has bytes it has not read" \
 touch "$tmp/done"
 wait_for 300 connected "$tmp/s" 0
 
-# 7-11: a guest gone mid-reply, a write, unknown commands, garbage.
+# 7-12: a guest gone mid-reply, a write, unknown commands, half-closed, garbage.
 client midreply "$tmp/egd/anon.sock" >"$tmp/mid" 2>&1
 wait_for 100 grep -q "bytes not sent are wiped" "$tmp/log"
 check "a guest that hangs up mid-reply: its unsent bytes are wiped" sh -c \
@@ -83,12 +83,15 @@ client closes "127.0.0.1:$port" 07 >"$tmp/unknown" 2>&1
 check "an unknown command closes its connection" grep -qx closed "$tmp/unknown"
 client closes "$tmp/egd/g1.sock" 0200 >"$tmp/zero" 2>&1
 check "a read of 0 bytes closes its connection" grep -qx closed "$tmp/zero"
+client halfclose "127.0.0.1:$port" >"$tmp/half" 2>&1
+check "a TCP client that sends no more after its request is answered, then closed ($(cat "$tmp/half"))" \
+    grep -qx "read=32 closed" "$tmp/half"
 client garbage "$tmp/egd/anon.sock" >"$tmp/garbage" 2>&1
 client commands "$tmp/egd/anon.sock" >"$tmp/after" 2>&1
 check "64 KiB of garbage: its connection closed, the others served" sh -c \
     "grep -qx closed '$tmp/garbage' && grep -q 'blocking=255' '$tmp/after'"
 
-# 12-14: the metrics.
+# 13-15: the metrics.
 ucurl "$tmp/s" /metrics >"$tmp/metrics"
 served=$(metric "$tmp/metrics" 'entropyd_egd_bytes_served_total{client="g1"}')
 check "entropyd_egd_bytes_served_total{client=\"g1\"} counts its bytes ($served)" \
@@ -109,7 +112,7 @@ else
 	skip "promtool is not installed (Debian package prometheus)"
 fi
 
-# 15-18: 257 connections for 256 places; then 1000.
+# 16-20: 257 connections for 256 places; then 1000; the sockets removed at exit.
 rm -f "$tmp/done"
 client many "$tmp/egd/g1.sock" 257 "$tmp/done" >"$tmp/many257" 2>"$tmp/many257.err" &
 track $!
@@ -140,7 +143,7 @@ stop "$daemon"
 check "SIGTERM removes the EGD sockets" sh -c \
     "test ! -e '$tmp/egd/g1.sock' && test ! -e '$tmp/egd/anon.sock'"
 
-# 20: the rate: what a client got never passes its bound.
+# 21: the rate: what a client got never passes its bound.
 start_daemon "$tmp/s2" "$tmp/log2" "$tmp/in" -O file:entropy:8 \
     --egd-socket "$tmp/egd/rate.sock" --egd-rate 2048
 wait_for 100 test -S "$tmp/egd/rate.sock"
@@ -151,7 +154,7 @@ check "--egd-rate 2048: $got bytes in $(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' 
     sh -c "test '${got:-0}' -gt 2048 && test '${got:-0}' -le '${bound:-0}'"
 stop "$daemon"
 
-# 21-27: known data, marked: no byte reaches the sink and a client, or two clients.
+# 22-28: known data, marked: no byte reaches the sink and a client, or two clients.
 head -c 300000 /dev/urandom >"$tmp/marks.data"
 rm -f "$tmp/marks.in"
 mkfifo "$tmp/marks.in"
@@ -192,7 +195,7 @@ drawn=$(( 2 * (${m1:-0} + ${m2:-0}) ))
 check "--egd-share 50: the clients took $drawn conditioned bytes, the sink $sunk" \
     test "$drawn" -le $((sunk + 8192 + 2048))
 
-# 28: with the kernel sink, the kernel is fed first, and the clients are
+# 29: with the kernel sink, the kernel is fed its start-up burst, and the clients are
 # served by the worker under its feeder, in its seccomp sandbox.
 if [ "$(id -u)" -ne 0 ]; then
 	skip "crediting the kernel needs root"

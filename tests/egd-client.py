@@ -15,6 +15,9 @@ egd-client.py MODE ADDR [ARG...]   (ADDR: a Unix socket path, or HOST:PORT)
   closes ADDR HEX        send the bytes HEX: prints "closed" when the server
                          hangs up without answering, else what it sent
   garbage ADDR           64 KiB of random bytes: prints "closed" once hung up
+  halfclose ADDR         a blocking read of 32 bytes, then no more to send (shutdown
+                         of the writing side): prints "read=N closed" once the
+                         server has answered and hung up
   sleeper ADDR DONE      ask for bytes and never read them, until the server
                          takes no more requests: prints "asked", then holds
                          the connection until the file DONE exists
@@ -168,6 +171,14 @@ def cmd_garbage(addr):
     print("closed" if hung_up(s) is not None else "still open")
 
 
+def cmd_halfclose(addr):
+    s = connect(addr)
+    s.sendall(b"\x02\x20")
+    s.shutdown(socket.SHUT_WR)
+    data = hung_up(s)
+    print("read=%d %s" % (len(data or b""), "closed" if data is not None else "still open"))
+
+
 def wait_for_file(path):
     deadline = time.monotonic() + 300
     while not os.path.exists(path) and time.monotonic() < deadline:
@@ -242,6 +253,8 @@ def main():
         cmd_closes(addr, args[0])
     elif mode == "garbage":
         cmd_garbage(addr)
+    elif mode == "halfclose":
+        cmd_halfclose(addr)
     elif mode == "sleeper":
         cmd_sleeper(addr, args[0])
     elif mode == "midreply":
