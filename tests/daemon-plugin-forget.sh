@@ -66,18 +66,7 @@ for mode in 0 1; do
 		    >"$marks_dir/check"
 		diag_file "$marks_dir/log"
 	fi
-	n=0
-	while read -r verdict rest; do
-		case $verdict in
-		ok) ok "$how: $rest" ;;
-		*) not_ok "$how: ${rest#ok }" ;;
-		esac
-		n=$((n + 1))
-	done <"$marks_dir/check"
-	while [ $n -lt 4 ]; do
-		not_ok "$how: (no verdict)"
-		n=$((n + 1))
-	done
+	checker_points "$marks_dir/check" 4 "$how"
 	stop $marks_pid $marks_reader $marks_writer
 done
 finish

@@ -289,16 +289,7 @@ check "/metrics: the change by kernel log ($kmsg) or uevent ($uevent), a refill,
      grep -q 'GUEST METRIC entropyd_vmgenid_ignored_total 1' '$tmp/second.txt'"
 python3 "$top_srcdir/tests/vmgenid-marks.py" "$root/data/marks.data" "$tmp/out.bin" \
     "$tmp/before" "$tmp/after" >"$tmp/marks.check" 2>&1
-n=0
-while read -r verdict rest; do
-	case $verdict in
-	ok) ok "marks: $rest" ;;
-	not) not_ok "marks: ${rest#ok }" ;;
-	*) continue ;;
-	esac
-	n=$((n + 1))
-done <"$tmp/marks.check"
-while [ $n -lt 4 ]; do not_ok "marks: (not run)"; n=$((n + 1)); done
+checker_points "$tmp/marks.check" 4 marks
 check "the marks daemon saw the same change" grep -q "VM generation changed (kmsg\|VM generation changed (uevent" "$tmp/mlog"
 show_if_failed "$tmp/second.txt" "$tmp/restore.log"
 

@@ -114,16 +114,7 @@ for trigger in signal control; do
 		echo "not ok the scenario did not drain" >"$marks_dir/check"
 		diag_file "$marks_dir/log"
 	fi
-	n=0
-	while read -r verdict rest; do
-		case $verdict in
-		ok) ok "$trigger: $rest" ;;
-		not) not_ok "$trigger: ${rest#ok }" ;;
-		*) continue ;;
-		esac
-		n=$((n + 1))
-	done <"$marks_dir/check"
-	while [ $n -lt 4 ]; do not_ok "$trigger: (not run)"; n=$((n + 1)); done
+	checker_points "$marks_dir/check" 4 "$trigger"
 done
 check "entropyctl vmgenid says what was discarded; the log names each trigger" sh -c \
     "grep -q '^VM generation change sent: [1-9][0-9]* bytes held from before discarded' '$tmp/marks-control/ctl.out' &&

@@ -79,6 +79,24 @@ wait_for() {
 	return 1
 }
 finish() { exit "$tap_failed"; }
+# checker_points FILE COUNT PREFIX: a checker's "ok WHAT" and "not ok WHAT"
+# lines (tests/vmgenid-marks.py, tests/egd-marks.py) as COUNT test points
+# "PREFIX: WHAT"; other lines are left out, and points it did not print fail.
+checker_points() {
+	cp_n=0
+	while read -r verdict rest; do
+		case $verdict in
+		ok) ok "$3: $rest" ;;
+		not) not_ok "$3: ${rest#ok }" ;;
+		*) continue ;;
+		esac
+		cp_n=$((cp_n + 1))
+	done <"$1"
+	while [ "$cp_n" -lt "$2" ]; do
+		not_ok "$3: (not run)"
+		cp_n=$((cp_n + 1))
+	done
+}
 # Whether process $1 is gone (a zombie left for a slow reaper counts as gone).
 # A zombie can be reaped between kill -0 and the read of its stat: no stat
 # to read then means gone too, not "still running".

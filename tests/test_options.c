@@ -484,7 +484,10 @@ Test(options, usage_lists_every_flag)
 		"--use-slow-sources", "--usage",
 		"--control-socket", "--no-host-mix", "--no-reseed", PLUGINDIR,
 		RUNDIR "/entropyd.sock", "/dev/random",
-		OPTIONS_DEFAULT_PIDFILE, "64 bad flag", "77", NULL };
+		OPTIONS_DEFAULT_PIDFILE, "64 bad flag", "77", "--egd-socket [NAME=]PATH",
+		"--egd-listen ADDR:PORT", "--egd-listen-any", "--egd-group GROUP",
+		"--egd-rate BYTES", "--egd-share PERCENT", "--egd-max-clients COUNT",
+		"(default: 4096)", "(default: 50)", "(default: 256)", NULL };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -523,6 +526,66 @@ Test(options, health_listen)
 	USAGE(("--health-listen", "::1:80"), "--health-listen");
 	USAGE(("--health-listen", "[::1]80"), "--health-listen");
 	USAGE(("--health-listen"), "--health-listen", "value is required");
+}
+
+/* The EGD broker: off by default; sockets NAME=PATH or PATH, TCP on loopback unless allowed. */
+Test(options, egd)
+{
+	char name[OPTIONS_EGD_NAME_MAX + 1];
+	const char *path;
+
+	PARSE_OK(NULL);
+	cr_assert_eq(cfg.n_egd_sockets, 0, "off unless asked for");
+	cr_assert_eq(cfg.n_egd_listen, 0);
+	cr_assert_eq(cfg.egd_rate_bytes, 4096);
+	cr_assert_eq(cfg.egd_share_percent, 50);
+	cr_assert_eq(cfg.egd_max_clients, 256);
+	cr_assert_null(cfg.egd_group);
+	options_free(&cfg);
+	PARSE_OK("--egd-socket", "web1=/run/g/web1.sock", "--egd-socket", "/run/g/anon.sock",
+	    "--egd-socket", "/run/a=b/c.sock", "--egd-listen", "127.0.0.1:7000",
+	    "--egd-listen", "[::1]:7001", "--egd-group", "kvm", "--egd-rate", "0",
+	    "--egd-share", "100", "--egd-max-clients", "65536");
+	cr_assert_eq(cfg.n_egd_sockets, 3);
+	cr_assert_eq(options_egd_socket(cfg.egd_sockets[0], name, &path), 0);
+	cr_assert_str_eq(name, "web1");
+	cr_assert_str_eq(path, "/run/g/web1.sock");
+	cr_assert_eq(options_egd_socket(cfg.egd_sockets[1], name, &path), 0);
+	cr_assert_str_eq(name, "");
+	cr_assert_str_eq(path, "/run/g/anon.sock");
+	cr_assert_eq(options_egd_socket(cfg.egd_sockets[2], name, &path), 0);
+	cr_assert_str_eq(name, "", "a '/' before the '=': a path alone");
+	cr_assert_str_eq(path, "/run/a=b/c.sock");
+	cr_assert_eq(cfg.n_egd_listen, 2);
+	cr_assert_str_eq(cfg.egd_group, "kvm");
+	cr_assert_eq(cfg.egd_rate_bytes, 0);
+	cr_assert_eq(cfg.egd_share_percent, 100);
+	cr_assert_eq(cfg.egd_max_clients, 65536);
+	options_free(&cfg);
+	PARSE_OK("--egd-listen", "10.1.2.3:7000", "--egd-listen-any");
+	cr_assert(cfg.egd_listen_any);
+	options_free(&cfg);
+	cr_assert(options_listen_loopback("127.9.9.9:1"));
+	cr_assert(options_listen_loopback("[::1]:1"));
+	cr_assert_not(options_listen_loopback("[::]:1"));
+	cr_assert_not(options_listen_loopback("0.0.0.0:1"));
+	USAGE(("--egd-listen", "10.1.2.3:7000"), "--egd-listen", "10.1.2.3:7000", "loopback",
+	    "--egd-listen-any");
+	USAGE(("--egd-listen", "0.0.0.0:7000"), "--egd-listen", "loopback");
+	USAGE(("--egd-listen", "localhost:7000"), "--egd-listen", "ADDR:PORT");
+	USAGE(("--egd-socket", ""), "--egd-socket", "[NAME=]PATH");
+	USAGE(("--egd-socket", "web1="), "--egd-socket", "[NAME=]PATH");
+	USAGE(("--egd-socket", "=/x"), "--egd-socket", "[NAME=]PATH");
+	USAGE(("--egd-socket", "a b=/x"), "--egd-socket", "[NAME=]PATH");
+	USAGE(("--egd-socket", "a=/x", "--egd-socket", "a=/y"), "--egd-socket", "'a'", "twice");
+	USAGE(("--egd-group", ""), "--egd-group", "empty");
+	USAGE(("--egd-rate", "-1"), "--egd-rate", "0 (no limit)");
+	USAGE(("--egd-rate", "1000000001"), "--egd-rate");
+	USAGE(("--egd-share", "0"), "--egd-share", "1 to 100");
+	USAGE(("--egd-share", "101"), "--egd-share");
+	USAGE(("--egd-max-clients", "0"), "--egd-max-clients", "1 to 65536");
+	USAGE(("--egd-max-clients", "65537"), "--egd-max-clients");
+	USAGE(("--egd-listen-any=1"), "--egd-listen-any", "does not take a value");
 }
 
 Test(options, usage_lists_health_listen)

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control server: HTTP (evhttp) on the Unix control socket, and on
- * loopback TCP when asked, answering /health, /metrics, /sources and POST
- * /vmgenid; per-peer limits and deadlines so no client can blind the others.
- * Never random bytes.
+ * loopback TCP when asked, answering /health, /metrics, /sources, /clients
+ * and POST /vmgenid; per-peer limits and deadlines so no client can blind
+ * the others. Never random bytes (the EGD broker serves those).
  */
 #include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +30,9 @@
 #include "gensock.h"
 #include "log.h"
 #include "longpoll.h"
-#include "privdrop.h"
 #include "rates.h"
 #include "report.h"
-#include "rundir.h"
+#include "unixsock.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
 
@@ -84,25 +81,15 @@ struct control_client {
 	char addr[INET6_ADDRSTRLEN];  /* on TCP: the peer's address */
 };
 
-/* A Unix socket the server made, to remove at exit if it is still the one made. */
-struct control_sockfile {
-	char *path;
-	dev_t dev;
-	ino_t ino;
-};
-
-/*
- * The server: one evhttp on the engine's loop, bound to the control socket
- * and maybe TCP; and the generation socket, made here, served by gensock.c.
- */
+/* The server: one evhttp on the engine's loop, bound to the Unix socket and maybe TCP. */
 struct control {
 	struct event_base *base;
 	struct sink *sink;
 	struct evhttp *http;
-	struct control_sockfile sock;    /* the control socket */
-	struct control_sockfile gensock; /* the generation socket (gensock.c) */
-	uid_t owner_uid;          /* the control socket's owners: the daemon's user and group */
-	gid_t owner_gid;
+	char *path;               /* the Unix socket we created, to remove at exit */
+	struct unixsock sock;     /* which it is; its owners: the daemon's user and group */
+	char *gensock_path;       /* the generation socket (gensock.c), made here too */
+	struct unixsock gensock;
 	struct event *ev_adopt;   /* adopts new connections after evhttp made them */
 	struct bufferevent **fresh; /* connections not yet adopted, each referenced */
 	size_t nfresh;
@@ -340,7 +327,7 @@ control_vmgenid(struct evhttp_request *req)
 
 /*
  * Route a request: GET (or HEAD) /health, /metrics, /sources, /sources/NAME,
- * /generation; POST /vmgenid.
+ * /clients, /generation; POST /vmgenid.
  */
 static void
 control_request(struct evhttp_request *req, void *arg)
@@ -360,6 +347,7 @@ control_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	known = strcmp(path, "/health") == 0 || strcmp(path, "/metrics") == 0 ||
+	    strcmp(path, "/clients") == 0 ||
 	    strcmp(path, "/sources") == 0 || strncmp(path, "/sources/", 9) == 0 ||
 	    strcmp(path, "/generation") == 0;
 	if (control_unprintable(path, len))
@@ -382,7 +370,10 @@ control_request(struct evhttp_request *req, void *arg)
 		control_health(req);
 	else if (strcmp(path, "/metrics") == 0)
 		control_metrics(req);
-	else {
+	else if (strcmp(path, "/clients") == 0) {
+		c = report_now();
+		control_reply_json(req, 200, "OK", "application/json", report_egd_clients(&c));
+	} else {
 		c = report_now();
 		if (strcmp(path, "/sources") == 0)
 			doc = report_sources(&c);
@@ -464,13 +455,13 @@ control_in_daemon_group(int fd, const struct ucred *cred)
 	size_t i;
 #endif
 
-	if (cred->uid == control->owner_uid || cred->gid == control->owner_gid)
+	if (cred->uid == control->sock.uid || cred->gid == control->sock.gid)
 		return true;
 #ifdef SO_PEERGROUPS
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
 		return false;
 	for (i = 0; i < len / sizeof groups[0]; i++)
-		if (groups[i] == control->owner_gid)
+		if (groups[i] == control->sock.gid)
 			return true;
 #endif
 	return false;
@@ -650,109 +641,6 @@ control_adopt(int fd, short what, void *arg)
 	control->nfresh = 0;
 }
 
-/* Whether a daemon answers on a Unix socket (connect succeeds). */
-static int
-control_live(const struct sockaddr_un *sun)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd == -1)
-		return -1;
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof *sun);
-	close(fd);
-	if (rc == 0)
-		return 1;
-	return errno == ECONNREFUSED || errno == ENOENT ? 0 : -1;
-}
-
-/*
- * Listen on a Unix socket of this mode, its directory created; a stale
- * socket is replaced, a live one (another daemon) or any other file is not.
- * made says what to remove at exit.
- */
-static int
-control_listen_unix(const char *path, mode_t mode, struct control_sockfile *made, char *err,
-    size_t errlen)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct stat st;
-	mode_t mask;
-	int fd, created;
-
-	if (strlen(path) >= sizeof sun.sun_path) {
-		snprintf(err, errlen, "%s: path too long for a Unix socket", path);
-		return -1;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((created = rundir_make(path)) == -1) {
-		snprintf(err, errlen, "%s: creating its directory: %s", path, strerror(errno));
-		return -1;
-	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "%s: exists and is not a socket", path);
-			return -1;
-		}
-		switch (control_live(&sun)) {
-		case 1:
-			snprintf(err, errlen, "%s: another daemon answers on it", path);
-			return -1;
-		case 0:
-			log_info("control: removing stale socket %s", path);
-			if (unlink(path) == -1 && errno != ENOENT) {
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
-				return -1;
-			}
-			break;
-		default:
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return -1;
-		}
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	mask = umask(0117);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		umask(mask);
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	umask(mask);
-	/* With -D, the daemon's user and group own it (before the drop). */
-	if (privdrop_socket_owner(path) == -1 || chmod(path, mode) == -1 ||
-	    listen(fd, CONTROL_BACKLOG) == -1 || stat(path, &st) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(path);
-		close(fd);
-		return -1;
-	}
-	made->path = xstrdup(path);
-	made->dev = st.st_dev;
-	made->ino = st.st_ino;
-	if (privdrop_prepared())
-		rundir_for_user(path, created == 1, st.st_uid, st.st_gid, "control",
-		    "remove the socket from this directory at exit; it stays until the next "
-		    "start replaces it");
-	return fd;
-}
-
-/* Whether a numeric address is loopback (127.0.0.0/8 or ::1). */
-static bool
-control_loopback(const char *addr)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, addr, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return false;
-}
-
 /* The request deadline: CONTROL_DEADLINE_S, or the test override. */
 static unsigned
 control_deadline(void)
@@ -790,35 +678,14 @@ control_listen_generation(const struct config *cfg)
 		    "socket; no generation socket", cfg->generation_file);
 		return;
 	}
-	if ((fd = control_listen_unix(path, 0666, &control->gensock, err, sizeof err)) == -1) {
+	if ((fd = unixsock_listen("control", path, 0666, (gid_t)-1, CONTROL_BACKLOG,
+	    &control->gensock, err, sizeof err)) == -1) {
 		log_warnx("control: %s; no generation socket (the generation file is there)", err);
 		return;
 	}
+	control->gensock_path = xstrdup(path);
 	gensock_start(control->base, fd, control->deadline_s);
 	log_info("control: listening on %s for GET /generation, from any user", path);
-}
-
-/* Bind the TCP listener of --health-listen; 0 or -1 with err set. */
-static int
-control_listen_tcp(const char *spec, char *err, size_t errlen)
-{
-	char addr[64];
-	unsigned port;
-
-	if (options_listen_addr(spec, addr, sizeof addr, &port) == -1) {
-		snprintf(err, errlen, "--health-listen: '%s' is not ADDR:PORT", spec);
-		return -1;
-	}
-	if (!control_loopback(addr))
-		log_warnx("control: --health-listen %s is not a loopback address: anyone who "
-		    "can reach it can read the health and metrics", spec);
-	if (evhttp_bind_socket_with_handle(control->http, addr, (ev_uint16_t)port) == NULL) {
-		snprintf(err, errlen, "--health-listen %s: cannot listen: %s", spec,
-		    strerror(errno));
-		return -1;
-	}
-	log_info("control: listening on %s", spec);
-	return 0;
 }
 
 /*
@@ -839,12 +706,34 @@ control_room(void)
 		log_debug("control: RLIMIT_NOFILE: %s", strerror(errno));
 }
 
+/* Bind the TCP listener of --health-listen; 0 or -1 with err set. */
+static int
+control_listen_tcp(const char *spec, char *err, size_t errlen)
+{
+	char addr[64];
+	unsigned port;
+
+	if (options_listen_addr(spec, addr, sizeof addr, &port) == -1) {
+		snprintf(err, errlen, "--health-listen: '%s' is not ADDR:PORT", spec);
+		return -1;
+	}
+	if (!options_listen_loopback(spec))
+		log_warnx("control: --health-listen %s is not a loopback address: anyone who "
+		    "can reach it can read the health and metrics", spec);
+	if (evhttp_bind_socket_with_handle(control->http, addr, (ev_uint16_t)port) == NULL) {
+		snprintf(err, errlen, "--health-listen %s: cannot listen: %s", spec,
+		    strerror(errno));
+		return -1;
+	}
+	log_info("control: listening on %s", spec);
+	return 0;
+}
+
 int
 control_start(struct event_base *base, const struct config *cfg, struct sink *sink)
 {
 	bool explicit = strcmp(cfg->control_socket, RUNDIR "/entropyd.sock") != 0;
 	struct report_clock c = report_now();
-	struct stat st;
 	char err[512];
 	int fd;
 
@@ -870,8 +759,8 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	longpoll_start(base);
 	rates_sample(c.now_ns);
 
-	if ((fd = control_listen_unix(cfg->control_socket, 0660, &control->sock, err,
-	    sizeof err)) == -1) {
+	if ((fd = unixsock_listen("control", cfg->control_socket, 0660, (gid_t)-1, CONTROL_BACKLOG,
+	    &control->sock, err, sizeof err)) == -1) {
 		if (explicit) {
 			log_warnx("control: %s", err);
 			control_stop();
@@ -881,13 +770,12 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 	} else if (evhttp_accept_socket_with_handle(control->http, fd) == NULL) {
 		log_warnx("control: %s: cannot accept", cfg->control_socket);
 		close(fd);
+		unlink(cfg->control_socket);
 		control_stop();
 		return EX_OSERR;
 	} else {
-		stat(control->sock.path, &st);
-		control->owner_uid = st.st_uid;
-		control->owner_gid = st.st_gid;
-		log_info("control: listening on %s", control->sock.path);
+		control->path = xstrdup(cfg->control_socket);
+		log_info("control: listening on %s", control->path);
 	}
 	control_listen_generation(cfg);
 	if (cfg->health_listen != NULL &&
@@ -897,19 +785,6 @@ control_start(struct event_base *base, const struct config *cfg, struct sink *si
 		return EX_UNAVAILABLE;
 	}
 	return 0;
-}
-
-/* Remove a socket the server made, if it is still the one it made; forget its path. */
-static void
-control_unlink(struct control_sockfile *made)
-{
-	struct stat st;
-
-	if (made->path != NULL && stat(made->path, &st) == 0 && st.st_dev == made->dev &&
-	    st.st_ino == made->ino)
-		unlink(made->path);
-	free(made->path);
-	made->path = NULL;
 }
 
 void
@@ -929,11 +804,15 @@ control_stop(void)
 	for (i = 0; i < control->nfresh; i++)
 		bufferevent_decref(control->fresh[i]);
 	gensock_stop();
-	control_unlink(&control->sock);
-	control_unlink(&control->gensock);
+	if (control->path != NULL)
+		unixsock_remove(control->path, &control->sock);
+	if (control->gensock_path != NULL)
+		unixsock_remove(control->gensock_path, &control->gensock);
 	if (control->ev_adopt != NULL)
 		event_free(control->ev_adopt);
 	free(control->fresh);
+	free(control->path);
+	free(control->gensock_path);
 	free(control);
 	control = NULL;
 	rates_reset();

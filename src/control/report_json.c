@@ -360,7 +360,7 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	enum report_status st, overall = REPORT_PASS;
 	json_t *doc, *checks = json_object();
 	unsigned healthy = 0, total = 0;
-	const char *why = NULL;
+	const char *why = NULL, *egd_why;
 	bool sink_failed = s->status == SINK_FAILED, lowered = false, unwell = false;
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
@@ -401,6 +401,10 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	    overall == REPORT_PASS) {
 		overall = REPORT_WARN;
 		why = "the feeder refused frames from a worker";
+	}
+	if (report_egd_check(checks, c, &egd_why) != REPORT_PASS && overall == REPORT_PASS) {
+		overall = REPORT_WARN;
+		why = egd_why;
 	}
 	if (healthy == 0) {
 		overall = REPORT_FAIL;

@@ -363,5 +363,6 @@ report_metrics(struct evbuffer *buf, const struct sink *s)
 	report_metric_times(buf, s);
 	if (s->feeder != NULL)
 		report_feeder_metrics(buf, s->feeder);
+	report_egd_metrics(buf);
 	report_plugin_metrics(buf);
 }

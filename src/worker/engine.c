@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "backoff.h"
+#include "broker.h"
 #include "capture.h"
 #include "clock.h"
 #include "daemonize.h"
@@ -341,7 +342,9 @@ engine_reader_ready(int fd, short what, void *arg)
 static void
 engine_demand(struct entropyd_instance *inst)
 {
-	bool want = reserve_wants(&inst->pipe.reserve);
+	/* Read on, even with a full reserve, while the EGD broker wants more than it holds. */
+	bool want = reserve_wants(&inst->pipe.reserve) ||
+	    (broker_hungry() && pipeline_credited(&inst->pipe));
 
 	if (inst->slot->reader != NULL)
 		reader_want(inst->slot->reader, want, pipeline_next_read(&inst->pipe),
@@ -521,7 +524,7 @@ engine_forget_all(void)
 		else if (ENTROPYD_SOURCE_HAS(src, forget) && src->forget != NULL)
 			src->forget(inst->slot->source_state);
 	}
-	return held + sink_forget(engine.sink);
+	return held + sink_forget(engine.sink) + broker_forget();
 }
 
 /* The kernel (a uevent, its log), SIGUSR2 or the control socket says the VM generation changed. */
@@ -566,6 +569,9 @@ engine_feed(void)
 	uint64_t credited = engine.sink->bits_credited;
 
 	rates_touch();
+	/* A stream sink takes what the broker's share leaves; the kernel goes first. */
+	if (engine.sink->kind != SINK_KERNEL)
+		broker_service();
 	switch (sink_service(engine.sink, &engine_supply)) {
 	case SINK_OK:
 		break;
@@ -581,6 +587,8 @@ engine_feed(void)
 		event_base_loopbreak(engine.base);
 		return;
 	}
+	if (engine.sink->kind == SINK_KERNEL)
+		broker_service();
 	engine_refill_done();
 	if (credited == 0 && engine.sink->bits_credited > 0)
 		log_info("first feed: %" PRIu64 " bits credited to the kernel",
@@ -831,7 +839,12 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 		fatalx("event_base_priority_init failed");
 	if (defer_attach(engine.base) == -1)
 		fatal("defer");
-	if (parts->start != NULL && (rc = parts->start(engine.base, cfg, sink)) != 0) {
+	rc = parts->start != NULL ? parts->start(engine.base, cfg, sink) : 0;
+	/* The EGD sockets are made as the control socket is: before the sources open. */
+	if (rc == 0 && (rc = broker_start(engine.base, cfg, &engine_supply,
+	    engine_feed_and_demand)) != 0 && parts->stop != NULL)
+		parts->stop();
+	if (rc != 0) {
 		defer_detach();
 		event_base_free(engine.base);
 		return rc;
@@ -873,6 +886,7 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 	daemonize_ready();
 	event_base_dispatch(engine.base);
 	notify_send("STOPPING=1");
+	broker_stop();
 	vmgenid_stop();
 	generation_stop();
 

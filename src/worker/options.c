@@ -32,6 +32,13 @@ enum {
 	OPT_GENERATION_FILE,
 	OPT_GENERATION_HOOKS,
 	OPT_GENERATION_HOOK_TIMEOUT,
+	OPT_EGD_SOCKET,
+	OPT_EGD_LISTEN,
+	OPT_EGD_LISTEN_ANY,
+	OPT_EGD_GROUP,
+	OPT_EGD_RATE,
+	OPT_EGD_SHARE,
+	OPT_EGD_MAX_CLIENTS,
 };
 
 /* Leading '+': stop at the first non-option, never permute argv; ':': report
@@ -73,6 +80,13 @@ static const struct option long_options[] = {
 	{ "generation-file", required_argument, NULL, OPT_GENERATION_FILE },
 	{ "generation-hooks", required_argument, NULL, OPT_GENERATION_HOOKS },
 	{ "generation-hook-timeout", required_argument, NULL, OPT_GENERATION_HOOK_TIMEOUT },
+	{ "egd-socket", required_argument, NULL, OPT_EGD_SOCKET },
+	{ "egd-listen", required_argument, NULL, OPT_EGD_LISTEN },
+	{ "egd-listen-any", no_argument, NULL, OPT_EGD_LISTEN_ANY },
+	{ "egd-group", required_argument, NULL, OPT_EGD_GROUP },
+	{ "egd-rate", required_argument, NULL, OPT_EGD_RATE },
+	{ "egd-share", required_argument, NULL, OPT_EGD_SHARE },
+	{ "egd-max-clients", required_argument, NULL, OPT_EGD_MAX_CLIENTS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -196,6 +210,15 @@ list_append(char ***list, size_t *n, const char *value)
 	(*list)[(*n)++] = xstrdup(value);
 }
 
+/* Free a string list and its strings. */
+static void
+list_free(char **list, size_t n)
+{
+	while (n-- > 0)
+		free(list[n]);
+	free(list);
+}
+
 /* Append one SOURCE:KEY:VALUE option, copying each part. */
 static void
 option_append(struct config *cfg, const char *source, size_t source_len, const char *key,
@@ -284,6 +307,57 @@ options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port)
 	if (inet_pton(start == s ? AF_INET : AF_INET6, addr, bin) != 1)
 		return -1;
 	return parse_unsigned(colon + 1, 1, 65535, port);
+}
+
+/* Loopback: 127.0.0.0/8 or ::1. */
+bool
+options_listen_loopback(const char *s)
+{
+	char addr[64];
+	unsigned port;
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (options_listen_addr(s, addr, sizeof addr, &port) != 0)
+		return false;
+	if (inet_pton(AF_INET, addr, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, addr, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* A socket's name: letters, digits, '_', '-' and '.', as a metric label takes it plainly. */
+static bool
+egd_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > OPTIONS_EGD_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* NAME=PATH when what comes before the first '=' holds no '/'; else PATH alone. */
+int
+options_egd_socket(const char *s, char *name, const char **path)
+{
+	const char *eq = strchr(s, '=');
+	size_t len;
+
+	name[0] = '\0';
+	*path = s;
+	if (eq != NULL && memchr(s, '/', (size_t)(eq - s)) == NULL) {
+		len = (size_t)(eq - s);
+		if (!egd_name_ok(s, len))
+			return -1;
+		memcpy(name, s, len);
+		name[len] = '\0';
+		*path = eq + 1;
+	}
+	return **path == '\0' ? -1 : 0;
 }
 
 /* Handle one -O argument: SOURCE alone, or SOURCE:KEY:VALUE. */
@@ -404,6 +478,100 @@ parse_capture(struct config *cfg, const char *flag, const char *arg, char *err, 
 	return 0;
 }
 
+/* ADDR:PORT of --health-listen or --egd-listen: 0, or EX_USAGE with err set. */
+static int
+check_listen(const char *flag, const char *arg, char *err, size_t errlen)
+{
+	char addr[64];
+	unsigned port;
+
+	if (options_listen_addr(arg, addr, sizeof addr, &port) == 0)
+		return 0;
+	return usage_error(err, errlen, "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] "
+	    "address and a port from 1 to 65535)", flag, arg);
+}
+
+/* Whether another --egd-socket has the name of s. */
+static bool
+egd_name_taken(const struct config *cfg, const char *name)
+{
+	char other[OPTIONS_EGD_NAME_MAX + 1];
+	const char *path;
+	size_t i;
+
+	for (i = 0; i < cfg->n_egd_sockets; i++)
+		if (options_egd_socket(cfg->egd_sockets[i], other, &path) == 0 &&
+		    strcmp(other, name) == 0)
+			return true;
+	return false;
+}
+
+/* The EGD broker's options; 0 or EX_USAGE. */
+static int
+parse_egd(struct config *cfg, int c, const char *flag, const char *arg, char *err,
+    size_t errlen)
+{
+	char name[OPTIONS_EGD_NAME_MAX + 1];
+	const char *path;
+
+	switch (c) {
+	case OPT_EGD_SOCKET:
+		if (options_egd_socket(arg, name, &path) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not [NAME=]PATH (a NAME of up to "
+			    "%d letters, digits, '_', '-' or '.', and a path)", flag, arg,
+			    OPTIONS_EGD_NAME_MAX);
+		if (name[0] != '\0' && egd_name_taken(cfg, name))
+			return usage_error(err, errlen, "%s: the name '%s' is given twice", flag, name);
+		list_append(&cfg->egd_sockets, &cfg->n_egd_sockets, arg);
+		break;
+	case OPT_EGD_LISTEN:
+		if (check_listen(flag, arg, err, errlen) != 0)
+			return EX_USAGE;
+		list_append(&cfg->egd_listen, &cfg->n_egd_listen, arg);
+		break;
+	case OPT_EGD_LISTEN_ANY:
+		cfg->egd_listen_any = true;
+		break;
+	case OPT_EGD_GROUP:
+		if (arg[0] == '\0')
+			return usage_error(err, errlen, "%s: the group is empty", flag);
+		set_string(&cfg->egd_group, arg);
+		break;
+	case OPT_EGD_RATE:
+		if (parse_unsigned(arg, 0, OPTIONS_EGD_RATE_MAX, &cfg->egd_rate_bytes) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number of bytes a second "
+			    "from 0 (no limit) to %u", flag, arg, OPTIONS_EGD_RATE_MAX);
+		break;
+	case OPT_EGD_SHARE:
+		if (parse_unsigned(arg, 1, 100, &cfg->egd_share_percent) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a percentage from 1 to 100",
+			    flag, arg);
+		break;
+	default:
+		if (parse_unsigned(arg, 1, OPTIONS_EGD_MAX_CLIENTS_MAX, &cfg->egd_max_clients) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number from 1 to %u", flag,
+			    arg, OPTIONS_EGD_MAX_CLIENTS_MAX);
+		break;
+	}
+	return 0;
+}
+
+/* --egd-listen on an address other than loopback needs --egd-listen-any too. */
+static int
+check_egd_listen(const struct config *cfg, char *err, size_t errlen)
+{
+	size_t i;
+
+	if (cfg->egd_listen_any)
+		return 0;
+	for (i = 0; i < cfg->n_egd_listen; i++)
+		if (!options_listen_loopback(cfg->egd_listen[i]))
+			return usage_error(err, errlen, "--egd-listen: %s is not a loopback address: "
+			    "anyone who reaches it could take the guests' entropy (give "
+			    "--egd-listen-any as well to allow it)", cfg->egd_listen[i]);
+	return 0;
+}
+
 /* Handle one option that getopt recognised; 0 or EX_USAGE. */
 static int
 apply_option(struct config *cfg, int c, const char *flag, const char *arg, char *err,
@@ -517,17 +685,11 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case 'i':
 		cfg->ignorefail = true;
 		break;
-	case OPT_HEALTH_LISTEN: {
-		char addr[64];
-		unsigned port;
-
-		if (options_listen_addr(arg, addr, sizeof addr, &port) != 0)
-			return usage_error(err, errlen,
-			    "%s: '%s' is not ADDR:PORT (a numeric IPv4 or [IPv6] address and a "
-			    "port from 1 to 65535)", flag, arg);
+	case OPT_HEALTH_LISTEN:
+		if (check_listen(flag, arg, err, errlen) != 0)
+			return EX_USAGE;
 		set_string(&cfg->health_listen, arg);
 		break;
-	}
 	case 'D':
 		if (!valid_user_group(arg))
 			return usage_error(err, errlen, "%s: '%s' is not valid, expected USER:GROUP",
@@ -542,6 +704,14 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 		break;
 	case OPT_CAPTURE:
 		return parse_capture(cfg, flag, arg, err, errlen);
+	case OPT_EGD_SOCKET:
+	case OPT_EGD_LISTEN:
+	case OPT_EGD_LISTEN_ANY:
+	case OPT_EGD_GROUP:
+	case OPT_EGD_RATE:
+	case OPT_EGD_SHARE:
+	case OPT_EGD_MAX_CLIENTS:
+		return parse_egd(cfg, c, flag, arg, err, errlen);
 	default:
 		return usage_error(err, errlen, "%s: not handled", flag);
 	}
@@ -597,6 +767,9 @@ set_defaults(struct config *cfg)
 	cfg->reseed_interval_s = 60;
 	cfg->entropy_count_bits = 8;
 	cfg->refill_bits = 2048;
+	cfg->egd_rate_bytes = OPTIONS_EGD_RATE_DEFAULT;
+	cfg->egd_share_percent = OPTIONS_EGD_SHARE_DEFAULT;
+	cfg->egd_max_clients = OPTIONS_EGD_MAX_CLIENTS_DEFAULT;
 	cfg->plugin_dir = xstrdup(PLUGINDIR);
 	cfg->control_socket = xstrdup(control_socket_default());
 	cfg->generation_file = xstrdup(genfile_default());
@@ -648,6 +821,8 @@ options_parse(struct config *cfg, int argc, char **argv, char *err, size_t errle
 	/* Test mode writes nothing to the kernel and reports on the terminal. */
 	if (cfg->test_mode)
 		cfg->foreground = true;
+	if ((rc = check_egd_listen(cfg, err, errlen)) != 0)
+		goto fail;
 	rdseed_follows_rdrand(cfg);
 	return 0;
 
@@ -669,6 +844,9 @@ options_usage(FILE *f)
 	    "                [--generation-hooks dir] [--generation-hook-timeout seconds]\n"
 	    "                [--capture source:count:path]\n"
 	    "                [--health-listen addr:port]\n"
+	    "                [--egd-socket [name=]path] [--egd-listen addr:port]\n"
+	    "                [--egd-listen-any] [--egd-group group] [--egd-rate bytes]\n"
+	    "                [--egd-share percent] [--egd-max-clients count]\n"
 	    "\n"
 	    "Gather entropy from hardware sources, test it (SP 800-90B, FIPS 140-2),\n"
 	    "condition it with SHA-256 and credit it to the kernel's pool.\n"
@@ -740,19 +918,32 @@ options_usage(FILE *f)
 	    "                               address such as 127.0.0.1:9181\n"
 	    "      --use-slow-sources       accepted for rngd 6: every enabled source is\n"
 	    "                               read on demand anyway\n"
+	    "      --egd-socket [NAME=]PATH serve full entropy to VM guests over EGD (QEMU's\n"
+	    "                               rng-egd, libvirt's egd backend) on a Unix socket,\n"
+	    "                               mode 0660; repeatable, one per guest; NAME names\n"
+	    "                               its clients in /clients and /metrics\n"
+	    "      --egd-listen ADDR:PORT   the same over TCP; a loopback address unless\n"
+	    "                               --egd-listen-any is given too; repeatable\n"
+	    "      --egd-group GROUP        the EGD sockets' group (default: -D's group)\n"
+	    "      --egd-rate BYTES         bytes a second per EGD client, a second's worth\n"
+	    "                               at once, 0 for no limit (default: %u)\n"
+	    "      --egd-share PERCENT      at most this share of the conditioned output goes\n"
+	    "                               to EGD clients, 1..100 (default: %u)\n"
+	    "      --egd-max-clients COUNT  EGD connections at once, 1..65536 (default: %u)\n"
 	    "\n"
 	    "From rngd: -x rdrand or -n rdrand with rdseed named nowhere and no -x all\n"
 	    "acts on rdseed too, as rngd's rdrand source covers both CPU instructions.\n"
 	    "\n"
 	    "Exit status: 0 success; 64 bad flag, value or unknown source; 67 unknown -D\n"
-	    "user or group; 69 --health-listen cannot listen; 70 internal error; 71\n"
-	    "system error or failed -D, or -b's daemon ended by a signal; 73 cannot\n"
-	    "create or write the pidfile, cannot create the output or --control-socket,\n"
-	    "or another instance runs; 74 output write error; 77 crediting the kernel\n"
-	    "needs CAP_SYS_ADMIN (run as root, or use -t). With -b the start exits with\n"
-	    "the daemon's status.\n",
+	    "user or group, or --egd-group; 69 --health-listen or --egd-listen cannot\n"
+	    "listen; 70 internal error; 71 system error or failed -D, or -b's daemon\n"
+	    "ended by a signal; 73 cannot create or write the pidfile, cannot create the\n"
+	    "output, --control-socket or --egd-socket, or another instance runs; 74\n"
+	    "output write error; 77 crediting the kernel needs CAP_SYS_ADMIN (run as\n"
+	    "root, or use -t). With -b the start exits with the daemon's status.\n",
 	    OPTIONS_DEFAULT_RANDOM_DEVICE, OPTIONS_DEFAULT_PIDFILE, PLUGINDIR, genfile_default(),
-	    OPTIONS_DEFAULT_HOOKS, control_socket_default());
+	    OPTIONS_DEFAULT_HOOKS, control_socket_default(), OPTIONS_EGD_RATE_DEFAULT,
+	    OPTIONS_EGD_SHARE_DEFAULT, OPTIONS_EGD_MAX_CLIENTS_DEFAULT);
 }
 
 /* Free every string cfg holds and leave it zeroed (safe to free twice). */
@@ -761,12 +952,8 @@ options_free(struct config *cfg)
 {
 	size_t i;
 
-	for (i = 0; i < cfg->n_exclude; i++)
-		free(cfg->exclude[i]);
-	free(cfg->exclude);
-	for (i = 0; i < cfg->n_include; i++)
-		free(cfg->include[i]);
-	free(cfg->include);
+	list_free(cfg->exclude, cfg->n_exclude);
+	list_free(cfg->include, cfg->n_include);
 	for (i = 0; i < cfg->n_options; i++) {
 		free(cfg->options[i].source);
 		free(cfg->options[i].key);
@@ -784,5 +971,8 @@ options_free(struct config *cfg)
 	free(cfg->health_listen);
 	free(cfg->generation_file);
 	free(cfg->generation_hooks);
+	list_free(cfg->egd_sockets, cfg->n_egd_sockets);
+	list_free(cfg->egd_listen, cfg->n_egd_listen);
+	free(cfg->egd_group);
 	memset(cfg, 0, sizeof *cfg);
 }

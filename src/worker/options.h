@@ -47,6 +47,16 @@ struct config {
 	bool rdseed_follows_rdrand; /* rdrand named in rngd's sense: rdseed added to its list */
 	unsigned refill_bits;     /* --refill-bits, default 2048, 256..65536 */
 	bool no_repeat_test;      /* --no-repeat-test: leave out the repeated-output test */
+	/* The EGD broker for VM guests: off unless a socket or listener is given. */
+	char **egd_sockets;       /* --egd-socket [NAME=]PATH, repeatable, as given */
+	size_t n_egd_sockets;
+	char **egd_listen;        /* --egd-listen ADDR:PORT, repeatable */
+	size_t n_egd_listen;
+	bool egd_listen_any;      /* --egd-listen-any: addresses other than loopback too */
+	char *egd_group;          /* --egd-group GROUP: the sockets' group, NULL: the -D one */
+	unsigned egd_rate_bytes;  /* --egd-rate, bytes a second per client, default 4096, 0: no limit */
+	unsigned egd_share_percent; /* --egd-share, default 50, 1..100 */
+	unsigned egd_max_clients; /* --egd-max-clients, default 256, 1..65536 */
 	char *generation_file;    /* --generation-file, default genfile_default() */
 	char *generation_hooks;   /* --generation-hooks, default OPTIONS_DEFAULT_HOOKS */
 	unsigned generation_hook_timeout_s; /* --generation-hook-timeout, default 30, 1..3600 */
@@ -69,6 +79,14 @@ struct config {
 #define OPTIONS_MAX_ENTROPY_BITS 16
 /* The most raw samples --capture writes (SP 800-90B wants 1,000,000). */
 #define OPTIONS_MAX_CAPTURE 1000000000ul
+/* The EGD broker's limits and defaults. */
+#define OPTIONS_EGD_RATE_DEFAULT 4096u
+#define OPTIONS_EGD_RATE_MAX 1000000000u
+#define OPTIONS_EGD_SHARE_DEFAULT 50u
+#define OPTIONS_EGD_MAX_CLIENTS_DEFAULT 256u
+#define OPTIONS_EGD_MAX_CLIENTS_MAX 65536u
+/* The longest NAME of --egd-socket NAME=PATH. */
+#define OPTIONS_EGD_NAME_MAX 63
 
 /*
  * Parse the command line into cfg (defaults first). -r PATH becomes the
@@ -98,5 +116,12 @@ int options_stall_timeout(const char *s, unsigned *seconds);
  * in brackets) into the address and a port from 1 to 65535. 0 or -1.
  */
 int options_listen_addr(const char *s, char *addr, size_t addrlen, unsigned *port);
+/* Whether ADDR:PORT (as options_listen_addr takes it) is on loopback: 127.0.0.0/8 or ::1. */
+bool options_listen_loopback(const char *s);
+/*
+ * Split --egd-socket [NAME=]PATH: the name (empty when none was given)
+ * into name (OPTIONS_EGD_NAME_MAX + 1 bytes) and the path. 0 or -1.
+ */
+int options_egd_socket(const char *s, char *name, const char **path);
 
 #endif

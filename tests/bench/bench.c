@@ -31,6 +31,14 @@
  *                       with the daemon's -s step; a source without a pollable
  *                       fd is read by the daemon's reader thread, as the
  *                       daemon reads it: "feed BYTES SECONDS BITS"
+ *   egd CLIENTS SECONDS SOCKET
+ *                       EGD clients on the broker's Unix socket, each keeping
+ *                       16 blocking reads of 255 bytes asked, for SECONDS:
+ *                       "egd BYTES SECONDS JAIN" (Jain's fairness index)
+ *   egdlat COUNT SOCKET COUNT blocking reads of 64 bytes, one at a time:
+ *                       "egdlat P50_MS P99_MS"
+ *   egdrss CLIENTS SOCKET PID
+ *                       PID's RSS growth per idle EGD client: "egdrss KIB"
  *   startup LOG ENTROPYD [ARGUMENT...]
  *                       exec the daemon and time, on the monotonic clock,
  *                       from just before the exec to the moment its "first
@@ -64,6 +72,7 @@
 
 #include <gcrypt.h>
 
+#include "bench_egd.h"
 #include "condition.h"
 #include "feedclient.h"
 #include "feeder.h"
@@ -82,7 +91,7 @@ static uint8_t bench_sink[CONDITION_OUTPUT_BYTES];
 static uint64_t bench_outputs;
 
 /* A monotonic clock in seconds. */
-static double
+double
 bench_now(void)
 {
 	struct timespec ts;
@@ -697,9 +706,16 @@ main(int argc, char **argv)
 		return bench_startup(argv + 2);
 	if (argc == 5 && strcmp(argv[1], "waiters") == 0)
 		return bench_waiters(argv + 2);
+	if (argc == 5 && strcmp(argv[1], "egd") == 0 && atoi(argv[2]) >= 1 && atof(argv[3]) > 0)
+		return bench_egd_rate(atoi(argv[2]), atof(argv[3]), argv[4]);
+	if (argc == 4 && strcmp(argv[1], "egdlat") == 0 && atoi(argv[2]) >= 1)
+		return bench_egd_latency(atoi(argv[2]), argv[3]);
+	if (argc == 5 && strcmp(argv[1], "egdrss") == 0 && atoi(argv[2]) >= 1)
+		return bench_egd_rss(atoi(argv[2]), argv[3], atol(argv[4]));
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
 	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS | "
 	    "feed NAME SECONDS [OPTION...] | startup LOG ENTROPYD [ARGUMENT...] | "
-	    "waiters SOCKET FILE N\n");
+	    "waiters SOCKET FILE N | egd CLIENTS SECONDS SOCKET | egdlat COUNT SOCKET | "
+	    "egdrss CLIENTS SOCKET PID\n");
 	return EX_USAGE;
 }

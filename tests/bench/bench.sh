@@ -428,6 +428,97 @@ if [ "${wn:-0}" -eq 1000 ] && [ "${wok:-0}" -eq 1000 ]; then
 else
 	line generation-waiters "MISS: ${wok:-0} of 1000 waiters answered; $(tail -1 "$gw/err") $(tail -1 "$gw/log")"
 fi
+# --- The EGD broker: what guests get ------------------------------------------
+# The fastest credited source here (RDSEED, else the file source on a FIFO
+# fed from tmpfs). egd-capacity: its conditioned bytes a second in test mode
+# (the discard sink takes them all), over BENCH_EGD_SECONDS (default 5);
+# full entropy made of them is half that (two conditioned bytes at 8 bits
+# a byte per byte served). Then the same source with a sink nobody reads
+# (once it is full the reserves are the broker's), --egd-share 100 and no
+# rate limit: 1, 10 and 100 clients each keeping 16 blocking reads of 255
+# bytes asked (egd-N): what they were served over that full-entropy rate,
+# target 0.9, and Jain's fairness index across them, target 0.95;
+# egd-latency: p99 of a 64-byte blocking read when the stock has bytes,
+# target 5 ms; egd-rss: the worker's RSS growth per idle client, target 4 KiB.
+egd_secs=${BENCH_EGD_SECONDS:-5}
+if "$entropyd" -l 2>/dev/null | awk '$1 == "rdseed" && $4 == "usable:" { ok = 1 } END { exit !ok }'; then
+	set -- -x all -n rdseed
+	egd_src=rdseed
+else
+	mkfifo "$work/egd.in"
+	(while :; do cat "$work/data"; done >"$work/egd.in") 2>/dev/null &
+	pids="$pids $!"
+	set -- -x all -n file -O "file:path:$work/egd.in" -O file:entropy:8
+	egd_src="file on a FIFO"
+fi
+# conditioned: the bytes every source conditioned so far, from /sources.
+conditioned() {
+	"$top_builddir/entropyctl" -s "$work/egd-ctl.sock" -j sources |
+	    sed -n 's/.*"bytes_conditioned": \([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+# egd_capacity ARGS...: the source's full entropy a second in test mode, into $cap.
+egd_capacity() {
+	"$entropyd" -f -t --control-socket "$work/egd-ctl.sock" "$@" 2>"$work/egd-cap.log" &
+	pid=$!
+	pids="$pids $pid"
+	n=0
+	while [ ! -S "$work/egd-ctl.sock" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+	sleep 1
+	c0=$(conditioned)
+	t0=$(now)
+	sleep "$egd_secs"
+	c1=$(conditioned)
+	t1=$(now)
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	cap=$(calc "($c1 - $c0) / ($t1 - $t0) / 2")
+}
+# Measured before and after the clients' runs (the machine's load moves it): the mean.
+egd_capacity "$@"
+cap0=$cap
+mkfifo "$work/egd-sink"
+exec 8<>"$work/egd-sink"
+"$entropyd" -f --control-socket "$work/egd-ctl.sock" -o "$work/egd-sink" "$@" \
+    --egd-socket "$work/egd.sock" --egd-rate 0 --egd-share 100 2>"$work/egd.log" &
+pid=$!
+pids="$pids $pid"
+n=0
+while [ ! -S "$work/egd.sock" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+sleep 1
+for clients in 1 10 100; do
+	"$bench" egd $clients "$egd_secs" "$work/egd.sock" >"$work/egd.$clients" ||
+	    echo "failed: $(tail -1 "$work/egd.log")" >"$work/egd.$clients"
+done
+: >"$work/egd.lines"
+if out=$("$bench" egdlat 1000 "$work/egd.sock"); then
+	p99=$(echo "$out" | awk '{ print $3 }')
+	line egd-latency "64-byte blocking read: median $(echo "$out" | awk '{ print $2 }') ms, p99 $p99 ms | target <= 5 ms $(verdict "$p99" "<=" 5)" >>"$work/egd.lines"
+else
+	line egd-latency "MISS: the client failed" >>"$work/egd.lines"
+fi
+if out=$("$bench" egdrss 200 "$work/egd.sock" "$pid"); then
+	kib=$(echo "$out" | awk '{ print $2 }')
+	line egd-rss "the worker's RSS grew $kib KiB per idle client (200 clients) | target <= 4 KiB $(verdict "$kib" "<=" 4)" >>"$work/egd.lines"
+else
+	line egd-rss "MISS: the clients failed" >>"$work/egd.lines"
+fi
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+exec 8>&-
+egd_capacity "$@"
+full=$(calc "($cap0 + $cap) / 2")
+line egd-capacity "$egd_src in test mode: $(rate "$(calc "2 * $full")") conditioned, so $(rate "$full") of full entropy for the broker to make (before and after the runs: $(rate "$cap0"), $(rate "$cap"))"
+for clients in 1 10 100; do
+	if grep -q '^egd ' "$work/egd.$clients"; then
+		served=$(awk '{ print $2 / $3 }' "$work/egd.$clients")
+		jain=$(awk '{ print $4 }' "$work/egd.$clients")
+		ratio=$(calc "$served / $full")
+		line "egd-$clients" "$clients clients served $(rate "$served") of $(rate "$full") full entropy | ratio $(printf '%.3g' "$ratio") | target >= 0.9 $(verdict "$ratio" ">=" 0.9) | Jain's index $(printf '%.4g' "$jain") | target >= 0.95 $(verdict "$jain" ">=" 0.95)"
+	else
+		line "egd-$clients" "MISS: the clients $(cat "$work/egd.$clients")"
+	fi
+done
+cat "$work/egd.lines"
 
 # --- Start-up and idle: the daemon with its default sources, as root ---------
 if [ "$(id -u)" -ne 0 ]; then
