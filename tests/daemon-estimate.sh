@@ -37,7 +37,7 @@ cp "$libs/testraw.so" "$libs/testraw12.so" "$tmp/plugins/"
 pid=$!
 track $pid
 wait_for 300 grep -q "testraw: credit lowered from 2 to" "$tmp/log"
-check "the predictable source's credit is lowered, with a warning naming the estimate" \
+check "the predictable source's credit is lowered, with a log line naming the estimate" \
     grep -Eq "testraw: credit lowered from 2 to [0-9.e-]+ bits per sample: the online \
 estimate is [0-9.e-]+ bits per sample \(MCV [0-9.e-]+, Markov [0-9.e-]+, Lag" "$tmp/log"
 wait_for 300 holds testraw12 'd["estimate"]["online"] is not None and
@@ -51,18 +51,27 @@ check "/sources: the noisy source measures far above its claim and keeps exactly
     d["estimate"]["bits"] == d["estimate"]["claimed_bits"] == 2 and d["estimate"]["lowered"] == 0'
 "$entropyctl" health >"$tmp/health" 2>&1
 rc=$?
-check "/health warns (exit 1) on the lowered credit, not on the noisy source" sh -c \
-    "test $rc -eq 1 && grep -q 'testraw:entropyEstimate: credit lowered to' '$tmp/health' &&
-    ! grep -q 'testraw12:entropyEstimate' '$tmp/health'"
+# The predictable source also fails its raw-sample tests now and then (a
+# warning of its own); its lowered credit is no warning: the estimate working.
+check "/health: no warning for a credit lowered by its own estimate (exit $rc)" \
+    sh -c "test $rc -le 1 && ! grep -q 'entropyEstimate' '$tmp/health' &&
+        ! grep -q 'credited less' '$tmp/health'"
 show_if_failed "$tmp/health"
 "$entropyctl" --json health >"$tmp/health.json" 2>/dev/null
-check "/health JSON: the estimate checks, warn and pass, with the unit" python3 -c '
+# The estimate that lowered the credit, as the last such log line of testraw quoted it.
+decided=$(sed -n 's/.*testraw: credit lowered from .* the online estimate is \([0-9.e-]*\) bits.*/\1/p' \
+    "$tmp/log" | tail -n 1)
+check "/health JSON: both estimate checks pass, the lowered one quoting the log's estimate (${decided:-none})" \
+    python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 low, good = d["checks"]["testraw:entropyEstimate"][0], d["checks"]["testraw12:entropyEstimate"][0]
-assert d["status"] == "warn" and "less than they claim" in d["output"]
-assert low["status"] == "warn" and low["observedUnit"] == "bits/sample"
-assert good["status"] == "pass" and good["observedValue"] > 4' "$tmp/health.json"
+decided = float(sys.argv[2])
+assert d["status"] in ("pass", "warn") and "credited less" not in d.get("output", ""), d
+assert low["status"] == "pass" and low["observedUnit"] == "bits/sample"
+assert "credit lowered to" in low["description"]
+assert abs(low["observedValue"] - decided) <= 0.0051 * max(decided, 1e-3), (low, decided)
+assert good["status"] == "pass" and good["observedValue"] > 4' "$tmp/health.json" "${decided:-nan}"
 credited=$(metric source_credited_entropy_bytes 'source="testraw"')
 lag=$(metric source_entropy_estimate_bytes 'source="testraw",estimator="lag"')
 check "/metrics: credited ${credited:-none} below the claim, the lag estimate ${lag:-none}" \

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
 listen=$top_builddir/tests/notify-listen
-plan 6
+plan 7
 
 # 1-2: test mode: READY=1 once data flows, STATUS= names the sources.
 mkfifo "$tmp/in"
@@ -23,6 +23,18 @@ wait "$pid" 2>/dev/null
 wait_for 30 grep -q "STOPPING=1" "$tmp/messages"
 check "STOPPING=1 at exit" grep -qx "STOPPING=1" "$tmp/messages"
 
+# 4: a start that fails tells systemd why: STATUS= and ERRNO= before the exit.
+"$listen" "$tmp/notify-fail" 30 >"$tmp/messages-fail" &
+track $!
+wait_for 50 test -S "$tmp/notify-fail"
+NOTIFY_SOCKET=$tmp/notify-fail "$entropyd" -f -t -x all -n hwrng -r "$tmp/no-such-rng" \
+    2>"$tmp/log-fail"
+rc=$?
+wait_for 30 grep -q "^ERRNO=" "$tmp/messages-fail"
+check "a failed start: exit 66, STATUS= with the reason and ERRNO=2 (ENOENT)" sh -c \
+    "test $rc -eq 66 && grep -q '^STATUS=entropyd: hwrng: $tmp/no-such-rng: No such file' \
+        '$tmp/messages-fail' && grep -qx 'ERRNO=2' '$tmp/messages-fail'"
+
 current=$(cat /sys/class/misc/hw_random/rng_current 2>/dev/null)
 if [ "$(id -u)" -ne 0 ] || [ ! -r /dev/hwrng ] || [ -z "$current" ] || [ "$current" = none ]; then
 	skip "the kernel policy's ioctls need root and a usable /dev/hwrng"
@@ -31,7 +43,7 @@ if [ "$(id -u)" -ne 0 ] || [ ! -r /dev/hwrng ] || [ -z "$current" ] || [ "$curre
 	finish
 fi
 
-# 4-6: as root: host mix, first credited feed, READY=1 after it, a top-up with RNDRESEEDCRNG.
+# 5-7: as root: host mix, first credited feed, READY=1 after it, a top-up with RNDRESEEDCRNG.
 # READY=1 comes from the feeder, after its first credited RNDADDENTROPY; the
 # feeder is always under its seccomp filter.
 no_leak_check_under_seccomp

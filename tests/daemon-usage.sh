@@ -2,7 +2,7 @@
 # Bad input: one line naming the problem, exit 64, and nothing else happens.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
-plan 21
+plan 29
 
 # bad DESCRIPTION ARGS...: exit 64, one line on stderr, no output or pidfile made.
 bad() {
@@ -30,6 +30,27 @@ bad "file source without a path" -x all -n file
 bad "raising a source's estimate" -O hwrng:entropy:9
 bad "a number out of range" -s 0
 bad "a stray argument" stray
+bad "-W as a share above 100%" -W 101%
+bad "rngd's -t N (its feed interval): answered with -R" -t 60
+check "... and the answer says what -t is here and names -R" \
+    grep -q "rngd's -t, its feed interval, is -R SECONDS" "$tmp/stderr"
+bad "--min-credit above 16 bits" --min-credit 17
+"$entropyd" -W 90% -x all -n file -O "file:path:$tmp/none" -l >"$tmp/list" 2>"$tmp/stderr"
+check "-W 90% (rngd's share of the pool) is accepted" test $? -eq 0
+
+# A device named on the command line must exist: exit 66 naming it, unless
+# --wait-for-device says it comes by hotplug.
+"$entropyd" -f -t -x all -n hwrng -r "$tmp/no-such-rng" 2>"$tmp/stderr"
+rc=$?
+check "-r PATH that does not exist: exit 66, one line naming the path ($(cat "$tmp/stderr"))" \
+    sh -c "test $rc -eq 66 && test \$(wc -l <'$tmp/stderr') -eq 1 &&
+        grep -q 'hwrng: $tmp/no-such-rng: No such file or directory' '$tmp/stderr' &&
+        grep -q -- '--wait-for-device' '$tmp/stderr'"
+"$entropyd" -f -t -x all -n tpm -O "tpm:device:$tmp/no-such-tpm" 2>"$tmp/stderr"
+check "-O SOURCE:device:PATH that does not exist: exit 66 too" test $? -eq 66
+timeout 2 "$entropyd" -f -t -x all -n hwrng -r "$tmp/no-such-rng" --wait-for-device \
+    --control-socket "$tmp/wait.sock" 2>"$tmp/stderr"
+check "--wait-for-device: the daemon starts and waits for it (ended by the timeout: $?)" test $? -eq 124
 
 "$entropyd" -D no-such-user-entropyd:nogroup -f -o "$tmp/out" 2>"$tmp/stderr"
 check "-D with an unknown user exits 67 (EX_NOUSER)" test $? -eq 67

@@ -145,8 +145,10 @@ keep=$(printf '%s\n%s' "$pid" "$pid2")
 # 20-23: with -D, the start returns with the privileges already dropped.
 if [ "$(id -u)" -eq 0 ] && getent passwd nobody >/dev/null && getent group nogroup >/dev/null; then
 	no_leak_check_under_seccomp
-	# nobody must reach drop/, which entropyd makes and hands to it.
+	# nobody must reach drop/ and remove its socket from there at exit (the
+	# daemon makes only its default runtime directory).
 	chmod 755 "$tmp"
+	mkdir "$tmp/drop" && chown nobody:nogroup "$tmp/drop"
 	bg drop -p "$tmp/drop.pid" --control-socket "$tmp/drop/ctl" -D nobody:nogroup
 	pid4=$(cat "$tmp/drop.pid" 2>/dev/null)
 	[ -n "$pid4" ] && track "$pid4"

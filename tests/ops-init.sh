@@ -4,7 +4,7 @@
 # cannot work (a daemon that exits at once, an unknown user) are refused.
 # make install keeps an edited defaults file and creates the plugin directory.
 . "$(dirname "$0")/lib.sh"
-plan 41
+plan 43
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # Whether the daemon says (on the test's control socket, which it takes from
@@ -92,8 +92,9 @@ run_cycle() {
 	    sh -c "test $rc -eq 0 && test $before -gt 0 && test $(size "$tmp/out") -gt $before"
 	sh "$script" start >"$tmp/again.out" 2>&1
 	rc=$?
-	check "$label: a second start is refused naming pid $pid" sh -c \
-	    "test $rc -ne 0 && grep -q 'running (pid $pid)' '$tmp/again.out' && kill -0 $pid"
+	check "$label: a second start succeeds (LSB), naming pid $pid, and starts nothing new" sh -c \
+	    "test $rc -eq 0 && grep -q 'already running (pid $pid)' '$tmp/again.out' &&
+	     kill -0 $pid && test \"\$(cat '$PIDFILE')\" = $pid"
 	sh "$script" stop >/dev/null 2>&1
 	rc=$?
 	gone "$pid"
@@ -130,6 +131,34 @@ for args in "-v" "--version" "--ver" "-l" "-x tpm --list" "-h" "--usage" "-t" "-
 	    sh -c "test $rc -eq 6 && grep -q 'exit at once or stay in the foreground' \
 	        '$tmp/start.out' && test ! -e '$PIDFILE'"
 done
+
+# HWRNG_SELECT (rngd's HRNGSELECT) is written to the kernel before the start;
+# a name the kernel lacks is reported and left alone.
+mkdir "$tmp/hw_random"
+printf 'virtio_rng.0 tpm-rng-0\n' >"$tmp/hw_random/rng_available"
+printf 'virtio_rng.0\n' >"$tmp/hw_random/rng_current"
+HWRNG_SYSFS=$tmp/hw_random SSD=none
+export HWRNG_SYSFS SSD
+for want in tpm-rng-0 no-such-rng; do
+	cat >"$tmp/defaults" <<EOT
+DAEMON_ARGS="-x all -n file -O file:path:$tmp/data -o $tmp/out"
+HWRNG_SELECT="$want"
+EOT
+	sh "$script" start >"$tmp/start.out" 2>&1
+	rc=$?
+	pid=$(cat "$PIDFILE" 2>/dev/null)
+	[ -n "$pid" ] && track "$pid"
+	sh "$script" stop >/dev/null 2>&1
+	if [ "$want" = tpm-rng-0 ]; then
+		check "HWRNG_SELECT=$want: selected before the start ($(cat "$tmp/hw_random/rng_current"))" \
+		    sh -c "test $rc -eq 0 && test \"\$(cat '$tmp/hw_random/rng_current')\" = tpm-rng-0"
+	else
+		check "HWRNG_SELECT=$want: reported, the kernel's choice kept, the daemon started" \
+		    sh -c "test $rc -eq 0 && grep -q 'not one of the kernel' '$tmp/start.out' &&
+		        test \"\$(cat '$tmp/hw_random/rng_current')\" = tpm-rng-0"
+	fi
+done
+unset HWRNG_SYSFS SSD
 
 # An unknown user is refused before anything starts.
 cat >"$tmp/defaults" <<EOT

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "feedclient.h"
+#include "options.h"
 #include "rates.h"
 #include "registry.h"
 #include "report.h"
@@ -650,4 +651,79 @@ Test(report, the_feeder_is_never_asked_during_a_report, .timeout = 10)
 	sink.feeder = NULL;
 	feedclient_free(c);
 	close(sv[1]);
+}
+
+/* The health of a source credited unit_bits of a 2-bit claim, its estimate live at live_bits. */
+static json_t *
+estimate_health(struct estimate *est, double unit_bits, double decided_bits, double live_bits,
+    enum report_status *st)
+{
+	struct entropyd_instance *inst;
+
+	TAILQ_INIT(&registry_instances); /* each call adds the one instance afresh */
+	inst = add(0, "raw", INSTANCE_RUNNING);
+	memset(est, 0, sizeof *est);
+	est->have_last = true;
+	est->last.min = live_bits;
+	inst->pipe.est = est;
+	inst->pipe.claim_bits = 2;
+	inst->pipe.unit_bits = unit_bits;
+	inst->pipe.have_decided = decided_bits >= 0;
+	inst->pipe.decided.min = decided_bits;
+	sink.bits_credited = 512;
+	return report_health(&sink, &clock100, st);
+}
+
+/*
+ * A credit its own estimate lowered, that still credits, passes: the
+ * detail is in the check's description, quoting the estimate that decided
+ * (the figure the log gave), not the one of the moment. Below the
+ * operator's floor (--min-credit), or at nothing, it warns.
+ */
+Test(report, a_lowered_credit_passes_and_quotes_the_estimate_that_decided)
+{
+	struct estimate est;
+	struct config cfg = { .min_credit_bits = 0 };
+	enum report_status st;
+	json_t *doc, *c;
+	char err[128];
+
+	cr_assert_eq(registry_configure(&cfg, NULL, err, sizeof err), 0, "%s", err);
+	doc = estimate_health(&est, 0.75, 1.5, 1.9, &st);
+	c = json_array_get(json_object_get(json_object_get(doc, "checks"), "raw:entropyEstimate"), 0);
+	cr_assert_eq(st, REPORT_PASS, "lowered by its own measurement: pass");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "pass");
+	cr_assert_float_eq(json_real_value(json_object_get(c, "observedValue")), 1.5, 1e-9,
+	    "the estimate that decided, not the live one");
+	cr_assert_not_null(strstr(json_string_value(json_object_get(c, "description")),
+	    "the online estimate was 1.5 bits per byte when it decided"));
+	cr_assert_null(json_object_get(c, "output"));
+	json_decref(doc);
+
+	cfg.min_credit_bits = 1;
+	cr_assert_eq(registry_configure(&cfg, NULL, err, sizeof err), 0, "%s", err);
+	doc = estimate_health(&est, 0.75, 1.5, 1.9, &st);
+	cr_assert_eq(st, REPORT_WARN, "below --min-credit: warn");
+	cr_assert_str_eq(check_field(doc, "raw:entropyEstimate", "status"), "warn");
+	cr_assert_not_null(strstr(check_field(doc, "raw:entropyEstimate", "output"),
+	    "below the --min-credit floor"));
+	json_decref(doc);
+
+	cfg.min_credit_bits = 0;
+	cr_assert_eq(registry_configure(&cfg, NULL, err, sizeof err), 0, "%s", err);
+	doc = estimate_health(&est, 0, 0.1, 0.1, &st);
+	/* Its check warns; with the kernel sink and no other source the whole fails. */
+	cr_assert_str_eq(check_field(doc, "raw:entropyEstimate", "status"), "warn",
+	    "credited nothing: warn");
+	cr_assert_eq(st, REPORT_FAIL, "no healthy credited source for the kernel");
+	cr_assert_not_null(strstr(check_field(doc, "raw:entropyEstimate", "output"),
+	    "it credits nothing"));
+	json_decref(doc);
+
+	doc = estimate_health(&est, 2, -1, 3.5, &st);
+	cr_assert_eq(st, REPORT_PASS, "at its claim: pass");
+	cr_assert_float_eq(json_real_value(json_object_get(json_array_get(json_object_get(
+	    json_object_get(doc, "checks"), "raw:entropyEstimate"), 0), "observedValue")), 3.5,
+	    1e-9, "not lowered: the live estimate");
+	json_decref(doc);
 }

@@ -96,6 +96,16 @@ report_time_or_null(const struct report_clock *c, uint64_t mono_ns)
 	return mono_ns == 0 ? json_null() : report_time(c, mono_ns);
 }
 
+/*
+ * Whether an instance's credit is below what the operator accepts: it
+ * claims entropy yet is credited nothing, or less than --min-credit.
+ */
+static bool
+report_credit_too_low(const struct pipeline *p)
+{
+	return p->claim_bits > 0 && (p->unit_bits <= 0 || p->unit_bits < registry_min_credit());
+}
+
 /* An instance's health: running passes, starting and stalled warn, the rest fail. */
 static enum report_status
 report_instance_status(const struct entropyd_instance *inst)
@@ -206,8 +216,11 @@ report_clone_check(json_t *checks, const struct report_clock *c)
 }
 
 /*
- * The check of an instance's online entropy estimate, once it has one:
- * warn while the credit is below the claim because of it. True when it warns.
+ * The check of an instance's online entropy estimate, once it has one. A
+ * credit lowered by the source's own measurement is the estimate working:
+ * it passes, and says so in its description, quoting the estimate that
+ * lowered it (the figure the log gave). It warns only when the credit is
+ * too low for the operator (report_credit_too_low). True when it warns.
  */
 static bool
 report_estimate_check(json_t *checks, struct entropyd_instance *inst,
@@ -215,21 +228,31 @@ report_estimate_check(json_t *checks, struct entropyd_instance *inst,
 {
 	const struct estimate_result *r = pipeline_estimate_result(&inst->pipe);
 	const struct pipeline *p = &inst->pipe;
-	bool lowered;
-	char *output, unit[16];
+	const char *unit_name = registry_unit_name(inst);
+	bool lowered, low;
+	char *output = NULL, unit[16];
+	json_t *check;
+	double figure;
 
 	if (r == NULL)
 		return false;
 	lowered = p->unit_bits < p->claim_bits;
-	snprintf(unit, sizeof unit, "bits/%s", registry_unit_name(inst));
-	xasprintf(&output, "credit lowered to %g of the %g bits per %s claimed: the online "
-	    "estimate is %.3g bits per %s", p->unit_bits, p->claim_bits, registry_unit_name(inst),
-	    r->min, registry_unit_name(inst));
-	report_add_check(checks, inst->name, "entropyEstimate", report_check(inst->name,
-	    "entropy-source", json_real(r->min), unit, lowered ? REPORT_WARN : REPORT_PASS,
-	    report_time(c, c->now_ns), output));
+	low = report_credit_too_low(p);
+	/* The estimate that made the decision in force, as the log quoted it. */
+	figure = lowered && p->have_decided ? p->decided.min : r->min;
+	snprintf(unit, sizeof unit, "bits/%s", unit_name);
+	if (lowered)
+		xasprintf(&output, "credit lowered to %g of the %g bits per %s claimed: the online "
+		    "estimate was %.3g bits per %s when it decided%s", p->unit_bits, p->claim_bits,
+		    unit_name, figure, unit_name, low ? p->unit_bits <= 0 ? "; it credits nothing" :
+		    "; below the --min-credit floor" : "");
+	check = report_check(inst->name, "entropy-source", json_real(figure), unit,
+	    low ? REPORT_WARN : REPORT_PASS, report_time(c, c->now_ns), output);
+	if (output != NULL && !low)
+		json_object_set_new(check, "description", json_string(output));
+	report_add_check(checks, inst->name, "entropyEstimate", check);
 	free(output);
-	return lowered;
+	return low;
 }
 
 /* The online estimate of an instance as JSON, or null before its first figures. */
@@ -361,7 +384,7 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 	json_t *doc, *checks = json_object();
 	unsigned healthy = 0, total = 0;
 	const char *why = NULL, *egd_why;
-	bool sink_failed = s->status == SINK_FAILED, lowered = false, unwell = false;
+	bool sink_failed = s->status == SINK_FAILED, too_low = false, unwell = false;
 
 	TAILQ_FOREACH(inst, &registry_instances, all) {
 		char output[sizeof inst->last_error];
@@ -382,9 +405,9 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 			unwell = true;
 		report_add_check(checks, inst->name, "failedBlocks", failed_blocks);
 		if (report_estimate_check(checks, inst, c))
-			lowered = true;
+			too_low = true;
 	}
-	if (unwell || lowered)
+	if (unwell || too_low)
 		overall = REPORT_WARN;
 	report_add_check(checks, "sink", "bitsCredited", report_check(s->path ? s->path : "",
 	    sink_kind_name(s->kind), report_count(s->bits_credited), "bits",
@@ -423,8 +446,8 @@ report_health(const struct sink *s, const struct report_clock *c, enum report_st
 		json_object_set_new(doc, "output", json_string(why));
 	else if (overall == REPORT_WARN)
 		json_object_set_new(doc, "output", json_string(unwell ? "some sources are not "
-		    "running or fail often" : lowered ? "some sources are credited less than they "
-		    "claim: their online entropy estimate supports no more" :
+		    "running or fail often" : too_low ? "some sources are credited less than the "
+		    "operator accepts (--min-credit), or nothing at all" :
 		    "VM generation changes would go unseen"));
 	*status = overall;
 	return doc;

@@ -63,12 +63,25 @@ static const struct engine_parts entropyd_parts = {
 	.ready = privsep_worker_ready,
 };
 
+/*
+ * A start that fails: say why in one line on stderr and, under systemd,
+ * as STATUS= with ERRNO= (errnum, or EINVAL when none applies), so the
+ * unit fails at once with the reason. Returns rc.
+ */
+static int
+entropyd_failed(int rc, int errnum, const char *why)
+{
+	fprintf(stderr, "entropyd: %s\n", why);
+	notify_send("STATUS=entropyd: %s\nERRNO=%d", why, errnum > 0 ? errnum : EINVAL);
+	notify_close();
+	return rc;
+}
+
 /* Report a usage error in one line, and exit 64. */
 static void __attribute__((noreturn))
 usage_error(const char *msg)
 {
-	fprintf(stderr, "entropyd: %s\n", msg);
-	exit(EX_USAGE);
+	exit(entropyd_failed(EX_USAGE, EINVAL, msg));
 }
 
 int
@@ -79,8 +92,10 @@ main(int argc, char **argv)
 	struct pidfile pidfile = { NULL, -1 };
 	const char *pidpath;
 	char err[512];
-	int rc;
+	int rc, errnum = 0;
 
+	/* First: a start that fails from here on tells systemd why. */
+	notify_init();
 	if (options_parse(&cfg, argc, argv, err, sizeof err) != 0)
 		usage_error(err);
 	if (cfg.help) {
@@ -98,9 +113,8 @@ main(int argc, char **argv)
 	/* Before plugins load: their hosts take the -D user and group. */
 	if (cfg.drop_privileges != NULL &&
 	    (rc = privdrop_prepare(cfg.drop_privileges, err, sizeof err)) != 0) {
-		fprintf(stderr, "entropyd: %s\n", err);
 		options_free(&cfg);
-		return rc;
+		return entropyd_failed(rc, ESRCH, err);
 	}
 	registry_add_builtins();
 	loader_load_dir(cfg.plugin_dir);
@@ -118,32 +132,36 @@ main(int argc, char **argv)
 		rc = EX_OK;
 		goto out;
 	}
+	/* A device named on the command line must be there (unless --wait-for-device). */
+	if ((rc = options_check_devices(&cfg, &errnum, err, sizeof err)) != 0) {
+		entropyd_failed(rc, errnum, err);
+		goto out;
+	}
 	/* Before any thread starts: these are per thread, inherited by new ones. */
 	if (cfg.drop_privileges != NULL)
 		privdrop_bound();
 	if ((rc = capture_start(&cfg, err, sizeof err)) != 0) {
-		fprintf(stderr, "entropyd: %s\n", err);
+		entropyd_failed(rc, errno, err);
 		goto out;
 	}
 	if ((rc = sink_open(&sink, &cfg, err, sizeof err)) != 0) {
-		fprintf(stderr, "entropyd: %s\n", err);
+		entropyd_failed(rc, errno, err);
 		goto out_sink;
 	}
 	pidpath = cfg.pid_file != NULL ? cfg.pid_file :
 	    cfg.foreground ? NULL : OPTIONS_DEFAULT_PIDFILE;
 	if (pidpath != NULL && (rc = pidfile_open(&pidfile, pidpath, err, sizeof err)) != 0) {
-		fprintf(stderr, "entropyd: %s\n", err);
+		entropyd_failed(rc, errno, err);
 		goto out_sink;
 	}
 	if (!cfg.foreground) {
 		if (daemonize_start() == -1) {
-			fprintf(stderr, "entropyd: daemonize: %s\n", strerror(errno));
-			rc = EX_OSERR;
+			snprintf(err, sizeof err, "daemonize: %s", strerror(errno));
+			rc = entropyd_failed(EX_OSERR, errno, err);
 			goto out_sink;
 		}
 		log_init("entropyd", LOG_TO_SYSLOG, cfg.verbose);
 	}
-	notify_init();
 	if (pidfile.fd != -1 && pidfile_write(&pidfile) == -1) {
 		log_warn("pidfile %s: cannot write it", pidpath);
 		rc = EX_CANTCREAT;

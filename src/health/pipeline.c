@@ -122,6 +122,8 @@ pipeline_follow_estimate(struct pipeline *p)
 
 	if (next == p->unit_bits)
 		return;
+	p->decided = p->est->last;
+	p->have_decided = true;
 	p->count.credit_lowered++;
 	pipeline_recredit(p, next);
 }

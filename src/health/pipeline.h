@@ -82,6 +82,9 @@ struct pipeline {
 	double claim_bits;        /* the most unit_bits may be: the source's claim */
 	unsigned credit_cap;      /* at most this many bits credited per output byte (-e) */
 	struct estimate *est;     /* the online estimate, or NULL when off */
+	/* The estimate's figures when it last lowered the credit: what the log and reports quote. */
+	struct estimate_result decided;
+	bool have_decided;
 	struct sp80090b health;
 	uint8_t sample_carry;     /* low byte of a 2-byte sample split across reads */
 	bool have_carry;

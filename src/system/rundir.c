@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The run directories of the daemon's files: made with their parents when
- * missing, and with -D handed to the daemon's user where the dropped
- * worker must still replace or remove a file (the control socket, the
- * generation file).
+ * The run directories of the daemon's files: the default one made with its
+ * parents when missing (any other must exist), and with -D handed to the
+ * daemon's user where the dropped worker must still replace or remove a
+ * file (the control socket, the EGD sockets, the generation file).
  */
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,12 +18,25 @@
 #include "rundir.h"
 #include "xmalloc.h"
 
+/* Whether a file's path lies directly in the default runtime directory (RUNDIR). */
+static bool
+rundir_is_default(const char *path)
+{
+	size_t len = strlen(RUNDIR);
+
+	return strncmp(path, RUNDIR, len) == 0 && path[len] == '/' &&
+	    strchr(path + len + 1, '/') == NULL;
+}
+
 int
 rundir_make(const char *path)
 {
-	char *dir = xstrdup(path), *p, c;
+	char *dir, *p, c;
 	int rc = 0;
 
+	if (!rundir_is_default(path))
+		return 0;
+	dir = xstrdup(path);
 	if ((p = strrchr(dir, '/')) == NULL || p == dir) {
 		free(dir);
 		return 0;
@@ -45,6 +59,16 @@ rundir_make(const char *path)
 	}
 	free(dir);
 	return rc;
+}
+
+void
+rundir_explain(const char *path, char *err, size_t errlen)
+{
+	if (errno == ENOENT && !rundir_is_default(path))
+		snprintf(err, errlen, "%s: its directory does not exist (only %s is made when "
+		    "missing)", path, RUNDIR);
+	else
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 }
 
 /* Whether a user and group may add or remove entries in a directory of this mode and owner. */

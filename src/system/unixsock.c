@@ -139,7 +139,7 @@ unixsock_listen(const char *who, const char *path, mode_t mode, gid_t group, int
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((created = unixsock_mkdirs(path)) == -1) {
+	if ((created = rundir_make(path)) == -1) {
 		snprintf(err, errlen, "%s: creating its directory: %s", path, strerror(errno));
 		return -1;
 	}
@@ -171,7 +171,7 @@ unixsock_listen(const char *who, const char *path, mode_t mode, gid_t group, int
 	mask = umask(0117);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
 		umask(mask);
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rundir_explain(path, err, errlen);
 		close(fd);
 		return -1;
 	}

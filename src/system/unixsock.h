@@ -17,8 +17,9 @@ struct unixsock {
 
 /*
  * Listen on a Unix socket at path, of mode (0660 for the daemon's own
- * sockets), non-blocking: its directory
- * is created (mode 0755) if missing; a stale socket is replaced, a live one
+ * sockets), non-blocking: its directory is created (mode 0755) if missing
+ * and it is the default runtime directory (RUNDIR; any other must exist);
+ * a stale socket is replaced, a live one
  * (another daemon) or any other file is not. With -D the prepared user and
  * group own it (privdrop_socket_owner), and group, unless it is (gid_t)-1,
  * is its group instead; a directory made here, or the run directory, is

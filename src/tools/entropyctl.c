@@ -61,7 +61,8 @@ ctl_usage(FILE *f)
 	fprintf(f,
 	    "usage: entropyctl [-hjv] [-s socket] [-t seconds] command [options]\n"
 	    "commands:\n"
-	    "  status          a table of the sources: state, rate, credited, failures, last error\n"
+	    "  status          a table of the sources: state, rate, credited, failures (and\n"
+	    "                  the share of recent tests that failed), last error\n"
 	    "  health          one-line summary; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
 	    "  metrics         the Prometheus metrics\n"
 	    "  sources [NAME]  every detail of every source, or of NAME\n"
@@ -424,7 +425,7 @@ ctl_status(void)
 	struct ctl_response r;
 	json_t *doc, *src;
 	size_t i;
-	char rate[32];
+	char rate[32], failures[40];
 
 	if ((doc = ctl_fetch_json("/sources", &r)) == NULL && r.body == NULL)
 		return EX_UNAVAILABLE;
@@ -439,16 +440,19 @@ ctl_status(void)
 		free(r.body);
 		return EX_OK;
 	}
-	printf("%-20s %-10s %11s %14s %8s  %s\n", "SOURCE", "STATE", "RATE", "CREDITED",
-	    "FAILURES", "LAST ERROR");
+	printf("%-20s %-10s %11s %14s %-20s %s\n", "SOURCE", "STATE", "RATE", "CREDITED",
+	    "FAILURES (RECENT)", "LAST ERROR");
 	json_array_foreach(json_object_get(doc, "sources"), i, src) {
 		json_t *c = json_object_get(src, "counters");
 
 		ctl_rate(rate, sizeof rate,
 		    ctl_num(json_object_get(src, "rates"), "read_bytes_per_second"));
-		printf("%-20s %-10s %11s %9.0f bits %8.0f  %s\n", ctl_str(src, "name"),
-		    ctl_str(src, "state"), rate, ctl_num(c, "bits_credited"),
-		    ctl_num(c, "blocks_failed"), ctl_str(src, "last_error"));
+		/* The count since start, and the share of recent tests that failed. */
+		snprintf(failures, sizeof failures, "%.0f (%.2f%%)", ctl_num(c, "blocks_failed"),
+		    100.0 * ctl_num(json_object_get(src, "recent_failures"), "rate"));
+		printf("%-20s %-10s %11s %9.0f bits %-20s %s\n", ctl_str(src, "name"),
+		    ctl_str(src, "state"), rate, ctl_num(c, "bits_credited"), failures,
+		    ctl_str(src, "last_error"));
 	}
 	if (i == 0)
 		printf("(no sources)\n");

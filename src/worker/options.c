@@ -3,6 +3,8 @@
  * The command line: rngd-style flags and entropyd's own, parsed into a
  * struct config with one clear message for what is wrong, and --help.
  */
+#include <sys/stat.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +34,8 @@ enum {
 	OPT_GENERATION_FILE,
 	OPT_GENERATION_HOOKS,
 	OPT_GENERATION_HOOK_TIMEOUT,
+	OPT_MIN_CREDIT,
+	OPT_WAIT_FOR_DEVICE,
 	OPT_EGD_SOCKET,
 	OPT_EGD_LISTEN,
 	OPT_EGD_LISTEN_ANY,
@@ -80,6 +84,8 @@ static const struct option long_options[] = {
 	{ "generation-file", required_argument, NULL, OPT_GENERATION_FILE },
 	{ "generation-hooks", required_argument, NULL, OPT_GENERATION_HOOKS },
 	{ "generation-hook-timeout", required_argument, NULL, OPT_GENERATION_HOOK_TIMEOUT },
+	{ "min-credit", required_argument, NULL, OPT_MIN_CREDIT },
+	{ "wait-for-device", no_argument, NULL, OPT_WAIT_FOR_DEVICE },
 	{ "egd-socket", required_argument, NULL, OPT_EGD_SOCKET },
 	{ "egd-listen", required_argument, NULL, OPT_EGD_LISTEN },
 	{ "egd-listen-any", no_argument, NULL, OPT_EGD_LISTEN_ANY },
@@ -572,6 +578,44 @@ check_egd_listen(const struct config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * -W as rngd takes it: bits (0..4096), or N% of the pool's 4096 bits. 0 or
+ * -1.
+ */
+static int
+parse_watermark(const char *arg, unsigned *bits)
+{
+	size_t len = strlen(arg);
+	unsigned percent;
+	char number[8];
+
+	if (len < 2 || arg[len - 1] != '%')
+		return parse_unsigned(arg, 0, 4096, bits);
+	if (len - 1 >= sizeof number)
+		return -1;
+	memcpy(number, arg, len - 1);
+	number[len - 1] = '\0';
+	if (parse_unsigned(number, 0, 100, &percent) != 0)
+		return -1;
+	*bits = (percent * 4096u + 50u) / 100u;
+	return 0;
+}
+
+/* Whether word is a number that follows -t (or --test) on the command line: rngd's -t N. */
+static bool
+rngd_feed_interval(int argc, char **argv, const char *word)
+{
+	int i;
+
+	if (word[0] < '0' || word[0] > '9' || word[strspn(word, "0123456789")] != '\0')
+		return false;
+	for (i = 1; i + 1 < argc; i++)
+		if ((strcmp(argv[i], "-t") == 0 || strcmp(argv[i], "--test") == 0) &&
+		    strcmp(argv[i + 1], word) == 0)
+			return true;
+	return false;
+}
+
 /* Handle one option that getopt recognised; 0 or EX_USAGE. */
 static int
 apply_option(struct config *cfg, int c, const char *flag, const char *arg, char *err,
@@ -660,9 +704,9 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 			    flag, arg);
 		break;
 	case 'W':
-		if (parse_unsigned(arg, 0, 4096, &cfg->fill_watermark_bits) != 0)
-			return usage_error(err, errlen, "%s: '%s' is not a number from 0 to 4096",
-			    flag, arg);
+		if (parse_watermark(arg, &cfg->fill_watermark_bits) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number of bits from 0 to "
+			    "4096, nor a share of the pool from 0%% to 100%%", flag, arg);
 		break;
 	case 'R':
 		if (parse_unsigned(arg, 1, 86400, &cfg->reseed_interval_s) != 0)
@@ -681,6 +725,14 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 		break;
 	case 't':
 		cfg->test_mode = true;
+		break;
+	case OPT_MIN_CREDIT:
+		if (options_entropy_bits(arg, &cfg->min_credit_bits) != 0)
+			return usage_error(err, errlen, "%s: '%s' is not a number of bits from 0 to "
+			    "%d (per byte, or per raw sample)", flag, arg, OPTIONS_MAX_ENTROPY_BITS);
+		break;
+	case OPT_WAIT_FOR_DEVICE:
+		cfg->wait_for_device = true;
 		break;
 	case 'i':
 		cfg->ignorefail = true;
@@ -815,7 +867,12 @@ options_parse(struct config *cfg, int argc, char **argv, char *err, size_t errle
 			goto fail;
 	}
 	if (optind < argc) {
-		rc = usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+		if (rngd_feed_interval(argc, argv, argv[optind]))
+			rc = usage_error(err, errlen, "unexpected argument '%s': -t takes no value "
+			    "here (it is test mode: nothing is written to the kernel); rngd's -t, "
+			    "its feed interval, is -R SECONDS (--force-reseed) here", argv[optind]);
+		else
+			rc = usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 		goto fail;
 	}
 	/* Test mode writes nothing to the kernel and reports on the terminal. */
@@ -831,6 +888,29 @@ fail:
 	return rc;
 }
 
+int
+options_check_devices(const struct config *cfg, int *errnum, char *err, size_t errlen)
+{
+	const struct config_option *o;
+	struct stat st;
+	size_t i;
+
+	if (cfg->wait_for_device)
+		return 0;
+	for (i = 0; i < cfg->n_options; i++) {
+		o = &cfg->options[i];
+		/* Paths only: ALSA's device names (hw:0) are not files. */
+		if (strcmp(o->key, "device") != 0 || o->value[0] != '/' || stat(o->value, &st) == 0)
+			continue;
+		*errnum = errno;
+		snprintf(err, errlen, "%s: %s: %s (named by %s; --wait-for-device if it comes by "
+		    "hotplug)", o->source, o->value, strerror(errno),
+		    strcmp(o->source, "hwrng") == 0 ? "-r or -O hwrng:device" : "-O");
+		return EX_NOINPUT;
+	}
+	return 0;
+}
+
 /* Print --help to f. */
 void
 options_usage(FILE *f)
@@ -842,7 +922,8 @@ options_usage(FILE *f)
 	    "                [--no-host-mix] [--no-reseed] [--no-repeat-test]\n"
 	    "                [--refill-bits bits] [--generation-file path]\n"
 	    "                [--generation-hooks dir] [--generation-hook-timeout seconds]\n"
-	    "                [--capture source:count:path]\n"
+	    "                [--capture source:count:path] [--min-credit bits]\n"
+	    "                [--wait-for-device]\n"
 	    "                [--health-listen addr:port]\n"
 	    "                [--egd-socket [name=]path] [--egd-listen addr:port]\n"
 	    "                [--egd-listen-any] [--egd-group group] [--egd-rate bytes]\n"
@@ -875,13 +956,15 @@ options_usage(FILE *f)
 	    "  -s, --random-step BYTES      bytes per RNDADDENTROPY call, 1..4096; a call\n"
 	    "                               takes at most 4088 (default: 64)\n"
 	    "  -W, --fill-watermark BITS    kernels before 5.18: feed while the pool holds\n"
-	    "                               fewer bits, 0..4096 (default: 2048)\n"
+	    "                               fewer bits, 0..4096, or N%% of the pool\n"
+	    "                               (default: 2048)\n"
 	    "  -R, --force-reseed SECONDS   top the kernel up this often, 1..86400\n"
 	    "                               (default: 60)\n"
 	    "  -e, --entropy-count BITS     most bits credited per byte fed, 1..8\n"
 	    "                               (default: 8)\n"
 	    "  -t, --test                   test mode: foreground, nothing written to the\n"
-	    "                               kernel, rate per source once a second\n"
+	    "                               kernel, rate per source once a second (rngd's\n"
+	    "                               -t, its feed interval, is -R here)\n"
 	    "  -i, --ignorefail             never suspend a source for failed blocks\n"
 	    "  -D, --drop-privileges USER:GROUP\n"
 	    "                               run as USER:GROUP once devices and sockets are\n"
@@ -909,6 +992,12 @@ options_usage(FILE *f)
 	    "                               1..3600 (default: 30)\n"
 	    "      --no-repeat-test         leave out the repeated-output test (for\n"
 	    "                               measuring its cost; not for production)\n"
+	    "      --min-credit BITS        warn in /health when a source is credited fewer\n"
+	    "                               bits per byte (or raw sample) than this, as\n"
+	    "                               its own estimate may lower it (default: 0,\n"
+	    "                               warn only once it credits nothing)\n"
+	    "      --wait-for-device        a device named by -r or -O SRC:device need not\n"
+	    "                               exist at start (it comes by hotplug)\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
 	    "                               byte, to PATH for SP 800-90B assessment\n"
 	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"
@@ -934,8 +1023,9 @@ options_usage(FILE *f)
 	    "From rngd: -x rdrand or -n rdrand with rdseed named nowhere and no -x all\n"
 	    "acts on rdseed too, as rngd's rdrand source covers both CPU instructions.\n"
 	    "\n"
-	    "Exit status: 0 success; 64 bad flag, value or unknown source; 67 unknown -D\n"
-	    "user or group, or --egd-group; 69 --health-listen or --egd-listen cannot\n"
+	    "Exit status: 0 success; 64 bad flag, value or unknown source; 66 a device\n"
+	    "named by -r or -O SRC:device does not exist; 67 unknown -D user or group,\n"
+	    "or --egd-group; 69 --health-listen or --egd-listen cannot\n"
 	    "listen; 70 internal error; 71 system error or failed -D, or -b's daemon\n"
 	    "ended by a signal; 73 cannot create or write the pidfile, cannot create the\n"
 	    "output, --control-socket or --egd-socket, or another instance runs; 74\n"

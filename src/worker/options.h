@@ -60,6 +60,8 @@ struct config {
 	char *generation_file;    /* --generation-file, default genfile_default() */
 	char *generation_hooks;   /* --generation-hooks, default OPTIONS_DEFAULT_HOOKS */
 	unsigned generation_hook_timeout_s; /* --generation-hook-timeout, default 30, 1..3600 */
+	double min_credit_bits;   /* --min-credit: a source credited less warns (default 0) */
+	bool wait_for_device;     /* --wait-for-device: a named device may appear later */
 };
 
 #define OPTIONS_DEFAULT_PIDFILE "/run/entropyd.pid"
@@ -106,6 +108,13 @@ void options_free(struct config *cfg);
  * lowers the source's own estimate is for the caller to check.
  */
 int options_entropy_bits(const char *s, double *bits);
+/*
+ * The devices named on the command line (-r PATH, -O SOURCE:device:PATH)
+ * must exist at start, unless --wait-for-device says they come by hotplug.
+ * 0, or EX_NOINPUT with one line in err naming the flag and the path (and
+ * the errno in *errnum).
+ */
+int options_check_devices(const struct config *, int *errnum, char *err, size_t errlen);
 /*
  * Parse the value of -O NAME:stall_timeout:SECONDS: a whole number from 0
  * (never stalled) to OPTIONS_STALL_TIMEOUT_MAX_S. 0 or -1.

@@ -29,6 +29,7 @@ struct instance_list registry_instances = TAILQ_HEAD_INITIALIZER(registry_instan
 static struct registry_hooks registry_hooks;
 static unsigned registry_credit_cap = 8; /* -e: bits credited per output byte at most */
 static bool registry_skip_repeats;      /* --no-repeat-test */
+static double registry_min_credit_bits; /* --min-credit: a source credited less warns */
 static pthread_mutex_t registry_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void registry_log_line(struct entropyd_instance *, int, const char *);
@@ -58,6 +59,12 @@ static const struct hosttable_ops registry_ops = {
 	.defer = defer_add,
 	.instance_gone = registry_instance_gone,
 };
+
+double
+registry_min_credit(void)
+{
+	return registry_min_credit_bits;
+}
 
 const struct entropyd_host *
 registry_host(void)
@@ -265,7 +272,9 @@ registry_unit_name(const struct entropyd_instance *inst)
 void
 registry_credit_moved(struct entropyd_instance *inst, double before)
 {
-	const struct estimate_result *r = pipeline_estimate_result(&inst->pipe);
+	/* The figures that decided it: what /health quotes too. */
+	const struct estimate_result *r = inst->pipe.have_decided ? &inst->pipe.decided :
+	    pipeline_estimate_result(&inst->pipe);
 	const char *unit = registry_unit_name(inst);
 	char why[256];
 
@@ -278,7 +287,8 @@ registry_credit_moved(struct entropyd_instance *inst, double before)
 	else
 		snprintf(why, sizeof why, "%.3g bits per %s (MCV) over the last %" PRIu64 " bytes",
 		    r->min, unit, r->samples);
-	log_warnx("%s: credit lowered from %g to %g bits per %s: the online estimate is %s",
+	/* The estimate doing its job: information, not a warning (see /health's levels). */
+	log_info("%s: credit lowered from %g to %g bits per %s: the online estimate is %s",
 	    inst->name, before, inst->pipe.unit_bits, unit, why);
 }
 
@@ -488,6 +498,7 @@ registry_configure(const struct config *cfg, registry_refuse_fn refuse, char *er
 	if (cfg->entropy_count_bits > 0)
 		registry_credit_cap = cfg->entropy_count_bits;
 	registry_skip_repeats = cfg->no_repeat_test;
+	registry_min_credit_bits = cfg->min_credit_bits;
 	/* Excluding what is not there is harmless (rngd names sources this
 	 * daemon lacks): say so and carry on. */
 	for (i = 0; i < cfg->n_exclude; i++)

@@ -148,6 +148,8 @@ const char *registry_state_name(enum instance_state);
 void registry_set_state(struct entropyd_instance *, enum instance_state);
 /* "sample" or "byte": what an instance's credit is counted per. */
 const char *registry_unit_name(const struct entropyd_instance *);
+/* --min-credit: the credit per unit below which a source's health warns (0: none). */
+double registry_min_credit(void);
 /*
  * The online estimate lowered an instance's credit (in pipeline_input) from
  * before: log it as a warning, with the figures that did it.
