@@ -170,6 +170,7 @@ within() {
 }
 
 feed_random "$tmp/in"
+mkdir -p "$tmp/egd"
 start_daemon "$tmp/s" "$tmp/log" "$tmp/in" -O file:entropy:8 --egd-rate $rate \
     --egd-socket "g1=$tmp/egd/g1.sock" --egd-socket "g2=$tmp/egd/g2.sock"
 wait_for 100 test -S "$tmp/egd/g2.sock"

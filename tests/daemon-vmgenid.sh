@@ -241,7 +241,7 @@ os.pwrite(fd, struct.pack("<Q", int(sys.argv[2])), 104)
 os.pwrite(fd, struct.pack("<I", seq + 2), 12)' "$1" "$2"
 }
 gen=$tmp/gen/generation
-mkdir -p "$tmp/hooks"
+mkdir -p "$tmp/hooks" "$tmp/gen"
 printf '#!/bin/sh\n# What the hook saw: its environment, and the file as it found it.\n%s\n' \
     "echo \"\$ENTROPYD_GENERATION \$ENTROPYD_GENERATION_ID \$ENTROPYD_TRIGGER \$(cat '$gen')\" >>'$tmp/hookrun'" \
     >"$tmp/hooks/10-record"
