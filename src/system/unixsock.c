@@ -9,7 +9,6 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,87 +16,8 @@
 
 #include "log.h"
 #include "privdrop.h"
+#include "rundir.h"
 #include "unixsock.h"
-#include "xmalloc.h"
-
-/*
- * Create the directory a socket goes in, and its parents (mode 0755): 1
- * when the socket's own directory was made here, 0 when it was there, -1.
- */
-static int
-unixsock_mkdirs(const char *path)
-{
-	char *dir = xstrdup(path), *p, c;
-	int rc = 0;
-
-	if ((p = strrchr(dir, '/')) == NULL || p == dir) {
-		free(dir);
-		return 0;
-	}
-	*p = '\0';
-	for (p = dir + 1; rc != -1; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(dir, 0755) == 0)
-			rc = 1;
-		else if (errno == EEXIST)
-			rc = 0;
-		else
-			rc = -1;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	free(dir);
-	return rc;
-}
-
-/* Whether a user and group may remove an entry from a directory of this mode and owner. */
-static bool
-unixsock_may_unlink(const struct stat *dir, uid_t uid, gid_t gid)
-{
-	if (uid == 0)
-		return true;
-	if (dir->st_uid == uid)
-		return (dir->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
-	if (dir->st_gid == gid)
-		return (dir->st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
-	return (dir->st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
-}
-
-/*
- * With -D the daemon removes its socket at exit as the dropped user, so
- * that user must be able to: a directory made here, or the daemon's own run
- * directory, is handed to the user and group; any other directory where
- * the user could not is said once at start (the next start replaces the
- * stale socket).
- */
-static void
-unixsock_dir_for_user(const char *who, const char *path, bool created, uid_t uid, gid_t gid)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	struct stat st;
-	int fd;
-
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (created || strcmp(dir, RUNDIR) == 0) {
-		if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchown(fd, uid, gid) == -1)
-			log_warn("%s: %s: handing it to the -D user", who, dir);
-		if (fd != -1)
-			close(fd);
-	} else if (stat(dir, &st) == 0 && !unixsock_may_unlink(&st, uid, gid))
-		log_warnx("%s: %s: the -D user cannot remove the socket from this "
-		    "directory at exit; it stays until the next start replaces it", who, dir);
-	free(dir);
-}
 
 /* Whether a daemon answers on a Unix socket (connect succeeds). */
 static int
@@ -189,7 +109,9 @@ unixsock_listen(const char *who, const char *path, mode_t mode, gid_t group, int
 	us->uid = st.st_uid;
 	us->gid = st.st_gid;
 	if (privdrop_prepared())
-		unixsock_dir_for_user(who, path, created == 1, st.st_uid, st.st_gid);
+		rundir_for_user(path, created == 1, st.st_uid, st.st_gid, who,
+		    "remove the socket from this directory at exit; it stays until the next "
+		    "start replaces it");
 	return fd;
 }
 
