@@ -33,8 +33,10 @@ plan 11
 chmod 755 "$tmp"
 cp "$top_srcdir/tests/control-slowloris.py" "$tmp/slowloris.py"
 chmod 644 "$tmp/slowloris.py"
-# entropyd makes run/ and hands it to nobody: the socket is nobody:nogroup 0660.
+# run/ is nobody's (entropyd makes only its default runtime directory): the
+# socket is nobody:nogroup 0660.
 sock=$tmp/run/ctl
+mkdir -p "$tmp/run" && chown nobody:nogroup "$tmp/run"
 port=$(free_port)
 feed_random "$tmp/in"
 # A 5 s deadline: a byte every 2 s would keep a per-read timeout from ever firing.

@@ -23,8 +23,9 @@ daemons() {
 bg() {
 	name=$1
 	shift
-	"$entropyd" -b -x all -n file -O "file:path:$tmp/in" -o "$tmp/$name.sink" "$@" \
-	    >"$tmp/$name.out" 2>"$tmp/$name.err"
+	# Each its own generation file (and socket): several run at once here.
+	"$entropyd" -b -x all -n file -O "file:path:$tmp/in" -o "$tmp/$name.sink" \
+	    --generation-file "$tmp/$name.generation" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 }
 # failed CODE NAME PATTERN: the start exited CODE, its stderr says PATTERN,

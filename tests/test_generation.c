@@ -6,6 +6,7 @@
  * drawn afresh each time, and what the supervisor's reports come to.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,9 @@ setup(void)
 
 	log_init("test_generation", LOG_TO_STDERR, -1);
 	cr_assert_not_null(mkdtemp(dir));
+	/* The directory must exist: only the default runtime directory is made. */
+	snprintf(path, sizeof path, "%s/run", dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
 	snprintf(path, sizeof path, "%s/run/generation", dir);
 	cr_assert_not_null(base = event_base_new());
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
@@ -204,6 +208,7 @@ Test(generation, a_file_that_cannot_be_written_is_reported)
 
 	/* The file's directory is a file: nothing can be written there. */
 	snprintf(blocker, sizeof blocker, "%s/run", dir);
+	cr_assert_eq(rmdir(blocker), 0);
 	cr_assert_eq(close(open(blocker, O_WRONLY | O_CREAT, 0644)), 0);
 	generation_start(base, path, true);
 	g = generation_stats();
