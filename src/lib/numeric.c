@@ -117,7 +117,9 @@ numeric_log2(double x)
 	z2 = z * z;
 	term = z;
 	sum = z;
-	for (i = 3; i < 80 && term != 0.0; i += 2) {
+	/* Until a term no longer changes the sum (|z| <= 0.172: a dozen at most). */
+	for (i = 3; i < 80 && (term < 0.0 ? -term : term) > DBL_EPSILON / 8 * (sum < 0.0 ?
+	    -sum : sum); i += 2) {
 		term *= z2;
 		sum += term / i;
 	}

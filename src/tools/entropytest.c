@@ -21,15 +21,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "assess.h"
 #include "clock.h"
+#include "divsufsort_dl.h"
 #include "estimate.h"
 #include "fips.h"
 #include "log.h"
 #include "repeat.h"
 #include "sp80090b.h"
+#include "xmalloc.h"
 
 #define PREFIX "entropytest: "
 #define ENTROPYTEST_BUF_BLOCKS 1600	/* blocks per read(): 4 MB, few system calls */
+/* -e: the bit strings estimate_tuple() can sort, and what SP 800-90B wants. */
+#define ENTROPYTEST_MAX_BITS (UINT64_C(1) << 31)
+#define ENTROPYTEST_NIST_SAMPLES 1000000
 
 /* Bandwidth of one kind of work: per-call extremes and the totals. */
 struct entropytest_speed {
@@ -65,6 +71,8 @@ static struct {
 	uint64_t blocks;         /* blocks holding a repeated byte */
 } entropytest_repeat = { .last_block = -1 };
 static volatile sig_atomic_t entropytest_stop;
+/* -e: the figures (large: kept out of the stack). */
+static struct assess entropytest_assessment;
 
 static void entropytest_usage(FILE *, int) __attribute__((noreturn));
 
@@ -90,11 +98,13 @@ entropytest_usage(FILE *f, int code)
 	    "usage: entropytest [-hprV] [-b n] [-c n] [-H bits] [-t n] [-w bits] [file]\n"
 	    "       entropytest -e -w bits [file]\n"
 	    "Check random data with the FIPS 140-2 tests, as rngtest does; or, with -e,\n"
-	    "estimate the min-entropy of raw samples as NIST's ea_non_iid does.\n"
+	    "assess the min-entropy of raw samples with SP 800-90B's ten non-IID\n"
+	    "estimators, as NIST's ea_non_iid does.\n"
 	    "\n"
 	    "  -b, --blockstats=n     print statistics every n blocks\n"
 	    "  -c, --blockcount=n     stop after n blocks (0: no limit)\n"
-	    "  -e, --estimate         SP 800-90B 6.3 estimates of the samples (with -w)\n"
+	    "  -e, --estimate         SP 800-90B 6.3 estimates of the samples and their\n"
+	    "                         bit string, H_original and H_bitstring (with -w)\n"
 	    "  -H, --min-entropy=H    SP 800-90B tests at H bits per sample\n"
 	    "  -p, --pipe             copy passing blocks to standard output\n"
 	    "  -r, --repeat           also test for repeats of recent output, as entropyd\n"
@@ -541,62 +551,114 @@ entropytest_loop(struct fips_ctx *ctx)
 	}
 }
 
-/* One figure in ea_non_iid's words: "NAME = H / WIDTH bit(s)". */
+/* One figure in ea_non_iid -v's words: "\tNAME[ (bit string)] = H / WIDTH bit(s)". */
 static void
-entropytest_figure(const char *name, double h, unsigned width)
+entropytest_figure(const struct assess_string *s, enum assess_test t, unsigned width)
 {
-	printf("%s = %f / %u bit(s)\n", name, h, width);
+	if (s->run && s->h[t] >= 0.0)
+		printf("\t%s%s = %f / %u bit(s)\n", assess_test_name(t),
+		    s == &entropytest_assessment.bits ? " (bit string)" : "", s->h[t], width);
+}
+
+/* Say on standard error why a string's tuple estimates did not run. */
+static bool
+entropytest_tuple_missing(const struct assess_string *s, const char *which)
+{
+	if (!s->run || s->tuple_why == NULL)
+		return false;
+	fprintf(stderr, PREFIX "T-Tuple and LRS estimates (%s) not run: %s (%s); "
+	    "the figures below leave them out\n", which, s->tuple_why, divsufsort_dl_error());
+	return true;
+}
+
+/* The whole input into memory: its samples, and how many. */
+static uint8_t *
+entropytest_slurp(uint64_t *n)
+{
+	size_t len = 0, cap = 1 << 20;
+	uint8_t *buf = xmalloc(cap);
+	ssize_t r;
+
+	while ((r = entropytest_read(buf + len, cap - len)) > 0) {
+		len += (size_t)r;
+		if (len == cap) {
+			cap *= 2;
+			buf = xreallocarray(buf, cap, 1);
+		}
+	}
+	*n = len;
+	return buf;
 }
 
 /*
  * -e: every input byte is one sample of -w bits (the --capture format, and
- * ea_non_iid's): the SP 800-90B 6.3 estimates the daemon runs online, over
- * the whole input, printed as ea_non_iid -v prints them.
+ * ea_non_iid's): the ten SP 800-90B 6.3 estimates over the whole input, on
+ * the samples and on their bit string, printed as ea_non_iid -v prints them.
  */
 static int
 entropytest_estimates(void)
 {
-	static uint8_t buf[65536];
-	struct estimate_result r;
-	struct estimate e;
-	unsigned b = opt.sample_bits;
-	uint64_t offset = 0;
-	ssize_t n, i;
+	const struct assess_string *lit = &entropytest_assessment.literal,
+	    *bits = &entropytest_assessment.bits;
+	unsigned b = opt.sample_bits, lw;
+	uint64_t n, i;
+	uint8_t *samples;
+	bool missing;
+	int t;
 
-	estimate_init(&e, b, 0, true, true);
-	while ((n = entropytest_read(buf, sizeof buf)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (buf[i] >> b != 0)
-				fatalc(EX_DATAERR, "sample %llu (0x%02x) does not fit in %u bits "
-				    "(-w)", (unsigned long long)(offset + (uint64_t)i), buf[i], b);
-			estimate_sample(&e, buf[i]);
-		}
-		offset += (uint64_t)n;
-	}
+	samples = entropytest_slurp(&n);
 	if (entropytest_stop)
 		return EXIT_FAILURE;
-	if (!estimate_compute(&e, &r))
+	for (i = 0; i < n; i++)
+		if (samples[i] >> b != 0)
+			fatalc(EX_DATAERR, "sample %llu (0x%02x) does not fit in %u bits (-w)",
+			    (unsigned long long)i, samples[i], b);
+	if (n < ESTIMATE_MIN_SAMPLES)
 		fatalc(EX_DATAERR, "%llu samples: at least %d are needed (NIST's tool wants "
-		    "1000000)", (unsigned long long)e.total, ESTIMATE_MIN_SAMPLES);
-	printf("%llu samples of %u bits\n", (unsigned long long)r.samples, b);
-	printf("Most Common Value: mode = %llu, p-hat = %.17g\n",
-	    (unsigned long long)r.mode, (double)r.mode / (double)r.samples);
-	entropytest_figure("Most Common Value Estimate", r.mcv, b);
-	if (b > 1) {
-		entropytest_figure("Most Common Value Estimate (bit string)", r.mcv_bits, 1);
-		entropytest_figure("Collision Test Estimate (bit string)", r.collision_bits, 1);
-		entropytest_figure("Markov Test Estimate (bit string)", r.markov_bits, 1);
-	} else {
-		entropytest_figure("Collision Test Estimate", r.collision_bits, 1);
-		entropytest_figure("Markov Test Estimate", r.markov_bits, 1);
+		    "1000000)", (unsigned long long)n, ESTIMATE_MIN_SAMPLES);
+	if (n * b >= ENTROPYTEST_MAX_BITS)
+		fatalc(EX_DATAERR, "%llu samples of %u bits: at most %llu bits can be assessed",
+		    (unsigned long long)n, b, (unsigned long long)ENTROPYTEST_MAX_BITS - 1);
+	if (n < ENTROPYTEST_NIST_SAMPLES)
+		fprintf(stderr, PREFIX "%llu samples: SP 800-90B assesses at least %d\n",
+		    (unsigned long long)n, ENTROPYTEST_NIST_SAMPLES);
+	if (assess_run(samples, n, b, divsufsort_dl_sort, &entropytest_assessment) != 0) {
+		/* ea_non_iid stops here too: "Symbol alphabet consists of 1 symbol". */
+		printf("%llu samples of %u bits, all the same value: no entropy\n",
+		    (unsigned long long)n, b);
+		printf("\nH_original: %f\n", 0.0);
+		free(samples);
+		return EXIT_SUCCESS;
 	}
-	printf("Lag Prediction: C = %llu, r = %llu\n", (unsigned long long)r.lag_hits,
-	    (unsigned long long)r.lag_run + 1);
-	entropytest_figure("Lag Prediction Test Estimate", r.lag, b);
-	printf("min over these: %f bits per sample (ea_non_iid's result is at most this: "
-	    "it runs six more estimators)\n", r.min);
-	estimate_free(&e);
-	return EXIT_SUCCESS;
+	free(samples);
+	printf("%llu samples of %u bits, %u distinct values%s\n\n", (unsigned long long)n, b,
+	    entropytest_assessment.alphabet, lit->binary && b > 1 ?
+	    " (taken as binary, as ea_non_iid takes them)" : "");
+	missing = entropytest_tuple_missing(bits, "bit string");
+	missing = entropytest_tuple_missing(lit, "samples") || missing;
+	/* ea_non_iid's order: each estimator on the bit string, then the samples. */
+	for (t = 0; t < ASSESS_TESTS; t++) {
+		/* Collision, Markov and Compression are per bit on a binary string. */
+		lw = t == ASSESS_COLLISION || t == ASSESS_MARKOV || t == ASSESS_COMPRESSION ? 1 : b;
+		if (t == ASSESS_TUPLE) {
+			/* T-Tuple of both, then LRS of both. */
+			entropytest_figure(bits, ASSESS_TUPLE, 1);
+			entropytest_figure(lit, ASSESS_TUPLE, b);
+			entropytest_figure(bits, ASSESS_LRS, 1);
+			entropytest_figure(lit, ASSESS_LRS, b);
+			t = ASSESS_LRS;
+			continue;
+		}
+		entropytest_figure(bits, (enum assess_test)t, 1);
+		entropytest_figure(lit, (enum assess_test)t, lw);
+	}
+	printf("\nH_original: %f\n", entropytest_assessment.h_original);
+	if (bits->run) {
+		printf("H_bitstring: %f\n", entropytest_assessment.h_bitstring);
+		printf("min(H_original, %u X H_bitstring): %f\n", b,
+		    entropytest_assessment.h_assessed);
+	}
+	return missing ? EX_UNAVAILABLE : EXIT_SUCCESS;
 }
 
 /* Bootstrap, test blocks, report; exit 1 unless every block passed. */

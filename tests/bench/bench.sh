@@ -245,6 +245,65 @@ else
 	line pipeline-kernel "skipped: the feeder credits /dev/random: needs root"
 fi
 
+# --- SP 800-90B assessment: entropytest -e against NIST's ea_non_iid ---------
+# A million 8-bit samples, uniform bytes and the jitter source's own capture;
+# both tools on one core (taskset where there is one, one OpenMP thread),
+# timed in CPU seconds (user + system), so other work on the machine counts
+# against neither; BENCH_ASSESS_RUNS (default 3) runs each, interleaved.
+# NIST's tool: ENTROPYD_NIST_EA_NON_IID, else ea_non_iid on the PATH.
+# cputime CMD...: the CPU seconds a command took (its output thrown away).
+cputime() {
+	sh -c '"$@" >/dev/null 2>&1; times' sh "$@" | awk 'NR == 2 {
+		t = 0; for (i = 1; i <= 2; i++) { v = $i; sub(/s$/, "", v); split(v, a, "m")
+		t += a[1] * 60 + a[2] } printf "%.3f\n", t }'
+}
+nist=${ENTROPYD_NIST_EA_NON_IID:-$(command -v ea_non_iid 2>/dev/null)}
+OMP_NUM_THREADS=1
+export OMP_NUM_THREADS
+one_core=""
+command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null && one_core="taskset -c 0"
+if [ -n "$nist" ] && [ -x "$nist" ]; then
+	head -c 1000000 /dev/urandom >"$work/assess-random"
+	"$entropyd" -f -x all -n jitter -o /dev/null --control-socket "$work/cap.sock" \
+	    --capture "jitter:1000000:$work/assess-jitter" 2>"$work/cap.log" &
+	pid=$!
+	pids="$pids $pid"
+	n=0
+	while ! grep -q "captured 1000000" "$work/cap.log" && [ $n -lt 6000 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	for kind in random jitter; do
+		f=$work/assess-$kind
+		if [ ! -s "$f" ]; then
+			line "assess-$kind" "skipped: no capture; $(tail -1 "$work/cap.log")"
+			continue
+		fi
+		: >"$work/as.ratio"
+		: >"$work/as.et"
+		: >"$work/as.n"
+		r=0
+		while [ $r -lt "${BENCH_ASSESS_RUNS:-3}" ]; do
+			# shellcheck disable=SC2086 # one_core is a command and its argument, or nothing
+			tn=$(cputime $one_core "$nist" "$f" 8)
+			# shellcheck disable=SC2086
+			te=$(cputime $one_core "$entropytest" -e -w 8 "$f")
+			echo "$tn" >>"$work/as.n"
+			echo "$te" >>"$work/as.et"
+			calc "$tn / $te" >>"$work/as.ratio"
+			r=$((r + 1))
+		done
+		ratio_line "assess-$kind" "entropytest -e $(median <"$work/as.et") CPU s" \
+		    "ea_non_iid $(median <"$work/as.n") CPU s (1000000 8-bit samples, one core)" \
+		    "$work/as.ratio" ">=" 20
+	done
+else
+	line assess-random "skipped: NIST's ea_non_iid not found (set ENTROPYD_NIST_EA_NON_IID)"
+	line assess-jitter "skipped: NIST's ea_non_iid not found"
+fi
+
 # --- The repeat test's CPU cost: the pipeline in one process, no source -------
 "$bench" pipeline "$mb" "$runs" >"$work/pcpu" || { echo "bench: entropyd-bench failed" >&2; exit 1; }
 awk '{ print $4 / $2 }' "$work/pcpu" >"$work/pcpu.ratio"

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * entropytest -e's assessment: the ten SP 800-90B 6.3 estimators on the
+ * literal samples and on their bit string, in ea_non_iid's order and with
+ * its choices (which estimators see which string, which alphabet size each
+ * predictor is told), so that every figure is the tool's. The estimators
+ * themselves are in the estimate_*.c files.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assess.h"
+#include "estimate.h"
+#include "estimate_compress.h"
+#include "estimate_predict.h"
+#include "estimate_tuple.h"
+#include "xmalloc.h"
+
+static const char *const assess_names[ASSESS_TESTS] = {
+	[ASSESS_MCV] = "Most Common Value Estimate",
+	[ASSESS_COLLISION] = "Collision Test Estimate",
+	[ASSESS_MARKOV] = "Markov Test Estimate",
+	[ASSESS_COMPRESSION] = "Compression Test Estimate",
+	[ASSESS_TUPLE] = "T-Tuple Test Estimate",
+	[ASSESS_LRS] = "LRS Test Estimate",
+	[ASSESS_MCW] = "Multi Most Common in Window (MultiMCW) Prediction Test Estimate",
+	[ASSESS_LAG] = "Lag Prediction Test Estimate",
+	[ASSESS_MMC] = "Multi Markov Model with Counting (MultiMMC) Prediction Test Estimate",
+	[ASSESS_LZ78Y] = "LZ78Y Prediction Test Estimate",
+};
+
+const char *
+assess_test_name(enum assess_test t)
+{
+	return t < ASSESS_TESTS ? assess_names[t] : "?";
+}
+
+/* A bit string of n bits, one a byte, packed most significant first (with the tuple pad). */
+static uint8_t *
+assess_pack(const uint8_t *bits, uint64_t n)
+{
+	uint8_t *packed = xcalloc(n / 8 + ESTIMATE_TUPLE_PAD_BYTES + 1, 1);
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		packed[i >> 3] |= (uint8_t)(bits[i] << (7 - (i & 7)));
+	return packed;
+}
+
+/* 6.3.2 and 6.3.3 of a binary string, one symbol (0 or 1) a byte. */
+static void
+assess_collision_markov(const uint8_t *b, uint64_t n, struct assess_string *s)
+{
+	uint64_t i = 0, groups = 0, sum_sq = 0, pairs[4] = { 0 }, zeros = 0, t;
+
+	while (i + 1 < n) {
+		if (b[i] == b[i + 1])
+			t = 2;
+		else if (i + 2 < n)
+			t = 3;
+		else
+			break;
+		groups++;
+		sum_sq += t * t;
+		i += t;
+	}
+	s->h[ASSESS_COLLISION] = estimate_collision_formula(groups, i, sum_sq);
+	for (i = 0; i + 1 < n; i++)
+		pairs[b[i] << 1 | b[i + 1]]++;
+	for (i = 0; i < n; i++)
+		zeros += b[i] == 0;
+	s->h[ASSESS_MARKOV] = estimate_markov_formula(pairs, zeros, n);
+}
+
+/*
+ * The estimators of a binary string (the bit string, or samples of two
+ * values), one symbol a byte: every one of the ten, in their binary forms.
+ */
+static void
+assess_binary(const uint8_t *b, uint64_t n, estimate_tuple_sorter sorter,
+    struct assess_string *s)
+{
+	uint8_t *packed = assess_pack(b, n);
+	uint64_t ones = 0, i;
+
+	s->run = true;
+	s->binary = true;
+	s->length = n;
+	for (i = 0; i < n; i++)
+		ones += b[i];
+	s->mode = ones > n - ones ? ones : n - ones;
+	s->h[ASSESS_MCV] = estimate_mcv_formula(s->mode, n);
+	assess_collision_markov(b, n, s);
+	if (estimate_compress(packed, n, &s->compress))
+		s->h[ASSESS_COMPRESSION] = s->compress.h;
+	if (estimate_tuple(packed, n, 1, sorter, &s->tuple, &s->tuple_why) == 0) {
+		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
+		s->h[ASSESS_LRS] = s->tuple.lrs;
+	}
+	if (estimate_predict_mcw_bits(b, n, &s->mcw))
+		s->h[ASSESS_MCW] = s->mcw.h;
+	if (estimate_predict_lag_bits(packed, n, &s->lag))
+		s->h[ASSESS_LAG] = s->lag.h;
+	if (estimate_predict_mmc_bits(b, n, &s->mmc))
+		s->h[ASSESS_MMC] = s->mmc.h;
+	if (estimate_predict_lz78y_bits(b, n, &s->lz78y))
+		s->h[ASSESS_LZ78Y] = s->lz78y.h;
+	free(packed);
+}
+
+/* 6.3.8 on symbols, through the daemon's own lag predictor (estimate.c). */
+static void
+assess_lag(const uint8_t *symbols, uint64_t n, unsigned bits, struct estimate_prediction *p)
+{
+	struct estimate_result r;
+	struct estimate e;
+	uint64_t i;
+
+	memset(p, 0, sizeof *p);
+	p->h = -1.0;
+	estimate_init(&e, bits, 0, true, false);
+	for (i = 0; i < n; i++)
+		estimate_sample(&e, symbols[i]);
+	if (estimate_compute(&e, &r)) {
+		p->h = r.lag;
+		p->correct = r.lag_hits;
+		p->run = r.lag_run;
+		p->n = n - 1;
+	}
+	estimate_free(&e);
+}
+
+/*
+ * The literal estimators of samples of more than two values: MCV, the
+ * tuples, and the predictors over the alphabet of k translated symbols.
+ */
+static void
+assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsigned bits,
+    unsigned k, estimate_tuple_sorter sorter, struct assess_string *s)
+{
+	uint64_t count[256] = { 0 }, i, at;
+	uint8_t *packed;
+	unsigned j;
+
+	s->run = true;
+	s->length = n;
+	for (i = 0; i < n; i++)
+		count[symbols[i]]++;
+	for (i = 0; i < k; i++)
+		if (count[i] > s->mode)
+			s->mode = count[i];
+	s->h[ASSESS_MCV] = estimate_mcv_formula(s->mode, n);
+	/* The tuples compare samples for equality only: the raw ones serve. */
+	packed = xcalloc(n * bits / 8 + ESTIMATE_TUPLE_PAD_BYTES + 1, 1);
+	for (i = 0, at = 0; i < n; i++)
+		for (j = bits; j-- > 0; at++)
+			packed[at >> 3] |= (uint8_t)((samples[i] >> j & 1) << (7 - (at & 7)));
+	if (estimate_tuple(packed, n, bits, sorter, &s->tuple, &s->tuple_why) == 0) {
+		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
+		s->h[ASSESS_LRS] = s->tuple.lrs;
+	}
+	free(packed);
+	if (estimate_predict_mcw(symbols, n, k, &s->mcw))
+		s->h[ASSESS_MCW] = s->mcw.h;
+	assess_lag(symbols, n, bits, &s->lag);
+	s->h[ASSESS_LAG] = s->lag.h;
+	if (estimate_dict_mmc(symbols, n, k, &s->mmc))
+		s->h[ASSESS_MMC] = s->mmc.h;
+	if (estimate_dict_lz78y(symbols, n, k, &s->lz78y))
+		s->h[ASSESS_LZ78Y] = s->lz78y.h;
+}
+
+/* The smallest figure that ran, at most `cap`. */
+static double
+assess_min(const struct assess_string *s, double cap)
+{
+	double m = cap;
+	int t;
+
+	for (t = 0; t < ASSESS_TESTS; t++)
+		if (s->h[t] >= 0.0 && s->h[t] < m)
+			m = s->h[t];
+	return m;
+}
+
+int
+assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
+    struct assess *a)
+{
+	unsigned map[256], v, j;
+	uint8_t *symbols, *bitstring;
+	bool seen[256] = { false };
+	uint64_t i;
+	int t;
+
+	memset(a, 0, sizeof *a);
+	for (t = 0; t < ASSESS_TESTS; t++)
+		a->literal.h[t] = a->bits.h[t] = -1.0;
+	a->sample_bits = bits;
+	a->samples = n;
+	for (i = 0; i < n; i++)
+		seen[samples[i]] = true;
+	/* Translate the values present to 0..k-1 in order, as the tool does. */
+	for (v = 0; v < 256; v++)
+		if (seen[v])
+			map[v] = a->alphabet++;
+	if (a->alphabet < 2)
+		return -1;
+	symbols = xmalloc(n);
+	for (i = 0; i < n; i++)
+		symbols[i] = (uint8_t)map[samples[i]];
+	if (a->alphabet == 2)
+		assess_binary(symbols, n, sorter, &a->literal);
+	else {
+		assess_symbols(samples, symbols, n, bits, a->alphabet, sorter, &a->literal);
+		bitstring = xmalloc(n * bits);
+		for (i = 0; i < n; i++)
+			for (j = 0; j < bits; j++)
+				bitstring[i * bits + j] = samples[i] >> (bits - 1 - j) & 1;
+		assess_binary(bitstring, n * bits, sorter, &a->bits);
+		free(bitstring);
+	}
+	free(symbols);
+	a->h_original = assess_min(&a->literal, bits);
+	a->h_bitstring = assess_min(&a->bits, 1.0);
+	a->h_assessed = a->h_original;
+	if (a->bits.run && bits * a->h_bitstring < a->h_assessed)
+		a->h_assessed = bits * a->h_bitstring;
+	return 0;
+}

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SP 800-90B's MultiMMC (6.3.9) and LZ78Y (6.3.10) predictors on symbols of
+ * up to 8 bits, as ea_non_iid runs them: both keep counts of which symbol
+ * followed each prefix of 1 to 16 symbols, in dictionaries whose size the
+ * standard bounds. NIST's tool keeps them in C++ maps of maps; here a
+ * prefix is its 16 bytes (the key, exact, no second compare) in an
+ * open-addressing table, and each (prefix, next symbol) count in another,
+ * with the same order of predicting, counting and adding, ties included.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimate.h"
+#include "estimate_predict.h"
+#include "xmalloc.h"
+
+#define DICT_DEPTH 16
+#define DICT_MMC_ENTRIES 100000
+#define DICT_LZ_ENTRIES 65536
+#define DICT_NONE UINT32_MAX
+/* The filter that answers most misses from cache: 2^21 bits (256 KiB) a length. */
+#define DICT_FILTER_BITS 21
+
+/* A prefix: its symbols (the last one in the top byte of hi), and its
+ * best next symbol so far (the commonest, the larger on ties). */
+struct dict_prefix {
+	uint64_t lo, hi;
+	uint32_t best_count;
+	uint8_t best;
+};
+
+/* A hash slot of a prefix: its index and a few bits of its hash, so a miss
+ * is decided without reading the prefix. */
+struct dict_slot {
+	uint32_t idx;           /* DICT_NONE: empty */
+	uint32_t tag;
+};
+
+/* A (prefix, next symbol) count; key 0 is an empty slot. */
+struct dict_pair {
+	uint32_t key;           /* prefix index << 8 | symbol, plus 1 */
+	uint32_t count;
+};
+
+/*
+ * The prefixes of one length and their counts. Single symbols are dense:
+ * the symbol is the index, and the counts a 256 x 256 table.
+ */
+struct dict {
+	bool dense;
+	struct dict_prefix *prefix;  /* by index */
+	uint32_t nprefix, prefix_len;
+	struct dict_slot *slot;
+	uint64_t slot_mask;
+	uint64_t *filter;            /* a bit per hash value's top DICT_FILTER_BITS: some prefix has it */
+	struct dict_pair *pair;
+	uint64_t npair, pair_mask;
+	uint32_t *counts;            /* dense: [prefix][symbol] */
+	/* Until first looked up, the positions whose prefix and symbol are to
+	 * be counted (dict_log), in order: most are never looked up. */
+	bool indexed;
+	uint32_t *log;
+	size_t nlog, log_len;
+};
+
+/* Mix a 64-bit value (the finaliser of MurmurHash3). */
+static inline uint64_t
+dict_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+/* The hash of a prefix. */
+static inline uint64_t
+dict_hash(uint64_t lo, uint64_t hi)
+{
+	return dict_mix(hi ^ dict_mix(lo));
+}
+
+/* An empty dictionary of prefixes of one length (single symbols: dense). */
+static void
+dict_init(struct dict *t, bool dense)
+{
+	memset(t, 0, sizeof *t);
+	t->dense = dense;
+	t->indexed = dense;
+	t->prefix_len = 256;
+	t->prefix = xcalloc(t->prefix_len, sizeof *t->prefix);
+	if (dense) {
+		t->counts = xcalloc(256 * 256, sizeof *t->counts);
+		return;
+	}
+	t->filter = xcalloc((UINT64_C(1) << DICT_FILTER_BITS) / 64, sizeof *t->filter);
+	t->slot_mask = 511;
+	t->slot = xreallocarray(NULL, t->slot_mask + 1, sizeof *t->slot);
+	memset(t->slot, 0xff, (t->slot_mask + 1) * sizeof *t->slot);
+	t->pair_mask = 1023;
+	t->pair = xcalloc(t->pair_mask + 1, sizeof *t->pair);
+}
+
+/* Free what dict_init made. */
+static void
+dict_release(struct dict *t)
+{
+	free(t->prefix);
+	free(t->slot);
+	free(t->pair);
+	free(t->counts);
+	free(t->log);
+	free(t->filter);
+}
+
+/* Empty dictionaries, one a prefix length. */
+static struct dict *
+dict_new(void)
+{
+	struct dict *d = xcalloc(DICT_DEPTH, sizeof *d);
+	unsigned l;
+
+	for (l = 0; l < DICT_DEPTH; l++)
+		dict_init(&d[l], l == 0);
+	return d;
+}
+
+/* Free what dict_new made. */
+static void
+dict_free(struct dict *d)
+{
+	unsigned l;
+
+	for (l = 0; l < DICT_DEPTH; l++)
+		dict_release(&d[l]);
+	free(d);
+}
+
+/* The slot of a prefix, or the empty slot where it would go. */
+static inline uint64_t
+dict_slot(const struct dict *t, uint64_t lo, uint64_t hi)
+{
+	uint64_t hash = dict_hash(lo, hi), h = hash & t->slot_mask;
+	uint32_t tag = (uint32_t)(hash >> 32);
+	const struct dict_prefix *p;
+
+	for (;; h = (h + 1) & t->slot_mask) {
+		if (t->slot[h].idx == DICT_NONE)
+			return h;
+		if (t->slot[h].tag != tag)
+			continue;
+		p = &t->prefix[t->slot[h].idx];
+		if (p->hi == hi && p->lo == lo)
+			return h;
+	}
+}
+
+/* A prefix's index, or DICT_NONE. */
+static inline uint32_t
+dict_find(const struct dict *t, uint64_t lo, uint64_t hi)
+{
+	uint64_t f;
+
+	if (t->dense)
+		return t->prefix[hi >> 56].hi != 0 ? (uint32_t)(hi >> 56) : DICT_NONE;
+	f = dict_hash(lo, hi) >> (64 - DICT_FILTER_BITS);
+	if (!(t->filter[f / 64] >> (f % 64) & 1))
+		return DICT_NONE;
+	return t->slot[dict_slot(t, lo, hi)].idx;
+}
+
+/* Add a prefix that is not there; its index. */
+static uint32_t
+dict_add(struct dict *t, uint64_t lo, uint64_t hi)
+{
+	struct dict_prefix *p;
+	uint64_t i, h;
+
+	if (t->dense) {
+		/* hi marks it there: a 1 below the symbol's byte. */
+		t->prefix[hi >> 56].hi = hi | 1;
+		return (uint32_t)(hi >> 56);
+	}
+	if (4 * ((uint64_t)t->nprefix + 1) > 3 * (t->slot_mask + 1)) {
+		t->slot_mask = 2 * t->slot_mask + 1;
+		t->slot = xreallocarray(t->slot, t->slot_mask + 1, sizeof *t->slot);
+		memset(t->slot, 0xff, (t->slot_mask + 1) * sizeof *t->slot);
+		for (i = 0; i < t->nprefix; i++) {
+			p = &t->prefix[i];
+			h = dict_slot(t, p->lo, p->hi);
+			t->slot[h].idx = (uint32_t)i;
+			t->slot[h].tag = (uint32_t)(dict_hash(p->lo, p->hi) >> 32);
+		}
+	}
+	if (t->nprefix == t->prefix_len) {
+		t->prefix_len *= 2;
+		t->prefix = xreallocarray(t->prefix, t->prefix_len, sizeof *t->prefix);
+	}
+	p = &t->prefix[t->nprefix];
+	memset(p, 0, sizeof *p);
+	p->lo = lo;
+	p->hi = hi;
+	h = dict_hash(lo, hi) >> (64 - DICT_FILTER_BITS);
+	t->filter[h / 64] |= UINT64_C(1) << (h % 64);
+	h = dict_slot(t, lo, hi);
+	t->slot[h].idx = t->nprefix;
+	t->slot[h].tag = (uint32_t)(dict_hash(lo, hi) >> 32);
+	return t->nprefix++;
+}
+
+/* A prefix's index, added if it is not there. */
+static uint32_t
+dict_get(struct dict *t, uint64_t lo, uint64_t hi)
+{
+	uint32_t idx = dict_find(t, lo, hi);
+
+	return idx != DICT_NONE ? idx : dict_add(t, lo, hi);
+}
+
+/* The pair slot of key, or the empty one where it would go. */
+static inline uint64_t
+dict_pair_slot(const struct dict *t, uint32_t key)
+{
+	uint64_t h = dict_mix(key) & t->pair_mask;
+
+	while (t->pair[h].key != 0 && t->pair[h].key != key)
+		h = (h + 1) & t->pair_mask;
+	return h;
+}
+
+/* Where the count of symbol y after prefix idx is, made if make_new; NULL if not. */
+static uint32_t *
+dict_pair(struct dict *t, uint32_t idx, uint8_t y, bool make_new, bool *made)
+{
+	uint32_t key = (idx << 8 | y) + 1;
+	struct dict_pair *old;
+	uint64_t h, i;
+
+	*made = false;
+	if (t->dense) {
+		uint32_t *c = &t->counts[idx << 8 | y];
+
+		*made = *c == 0;
+		return *c != 0 || make_new ? c : NULL;
+	}
+	h = dict_pair_slot(t, key);
+	if (t->pair[h].key == key)
+		return &t->pair[h].count;
+	if (!make_new)
+		return NULL;
+	if (4 * (t->npair + 1) > 3 * (t->pair_mask + 1)) {
+		old = t->pair;
+		t->pair_mask = 2 * t->pair_mask + 1;
+		t->pair = xcalloc(t->pair_mask + 1, sizeof *t->pair);
+		for (i = 0; i <= t->pair_mask / 2; i++)
+			if (old[i].key != 0)
+				t->pair[dict_pair_slot(t, old[i].key)] = old[i];
+		free(old);
+		h = dict_pair_slot(t, key);
+	}
+	t->pair[h].key = key;
+	t->npair++;
+	*made = true;
+	return &t->pair[h].count;
+}
+
+/*
+ * Count symbol y after prefix idx (NIST's incrementPostfix): an existing
+ * count always grows; a new one is made only if make_new. True when one
+ * was made.
+ */
+static bool
+dict_count(struct dict *t, uint32_t idx, uint8_t y, bool make_new)
+{
+	struct dict_prefix *p = &t->prefix[idx];
+	uint32_t *c, count;
+	bool made;
+
+	c = dict_pair(t, idx, y, make_new, &made);
+	if (c == NULL)
+		return false;
+	count = ++*c;
+	if (count > p->best_count || (count == p->best_count && y > p->best)) {
+		p->best = y;
+		p->best_count = count;
+	}
+	return made;
+}
+
+/*
+ * The prefix of `length` symbols ending just before i, as a key: the 16
+ * symbols before i (from pad, which has 16 zero bytes before the string)
+ * with all but the last `length` cleared.
+ */
+static inline void
+dict_key(const uint8_t *pad, uint64_t i, unsigned length, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t l, h;
+
+	memcpy(&l, pad + i, 8);
+	memcpy(&h, pad + i + 8, 8);
+	if (length <= 8) {
+		*hi = length == 8 ? h : h & ~(UINT64_MAX >> (8 * length));
+		*lo = 0;
+	} else {
+		*hi = h;
+		*lo = length == 16 ? l : l & ~(UINT64_MAX >> (8 * (length - 8)));
+	}
+}
+
+/* The string with 16 zero bytes before it, so every key is two loads. */
+static uint8_t *
+dict_pad(const uint8_t *s, uint64_t n)
+{
+	uint8_t *pad = xcalloc(n + 16, 1);
+
+	memcpy(pad + 16, s, n);
+	return pad;
+}
+
+/* A guess: count it, and its run. */
+static inline void
+dict_score(struct estimate_prediction *r, uint64_t *run, bool right)
+{
+	if (right) {
+		r->correct++;
+		if (++*run > r->run)
+			r->run = *run;
+	} else
+		*run = 0;
+}
+
+/* Note that the prefix of `length` before position i is to be counted with s[i]. */
+static void
+dict_log(struct dict *t, uint64_t i)
+{
+	if (t->nlog == t->log_len) {
+		t->log_len = t->log_len == 0 ? 1024 : 2 * t->log_len;
+		t->log = xreallocarray(t->log, t->log_len, sizeof *t->log);
+	}
+	t->log[t->nlog++] = (uint32_t)i;
+}
+
+/* Before a lookup: count what was logged, in order (find or make, count, as logged). */
+static void
+dict_index(struct dict *t, const uint8_t *pad, unsigned length)
+{
+	uint64_t lo, hi;
+	size_t k;
+
+	if (t->indexed)
+		return;
+	t->indexed = true;
+	for (k = 0; k < t->nlog; k++) {
+		dict_key(pad, t->log[k], length, &lo, &hi);
+		dict_count(t, dict_get(t, lo, hi), pad[16 + t->log[k]], true);
+	}
+	free(t->log);
+	t->log = NULL;
+	t->nlog = t->log_len = 0;
+}
+
+/*
+ * 6.3.9. Depth d's guesses and counts depend only on its own dictionary
+ * and on whether depth d - 1 found its prefix at the same position (the
+ * tool goes deeper only while prefixes are found), so each depth runs over
+ * the whole string in turn, one dictionary at a time, leaving which
+ * positions it found and guessed right as bits; the scoreboard then runs
+ * over those, 64 positions at a time.
+ */
+bool
+estimate_dict_mmc(const uint8_t *s, uint64_t n, unsigned k, struct estimate_prediction *r)
+{
+	uint64_t score[DICT_DEPTH] = { 0 }, entries, run = 0, i, lo, hi, words, w;
+	uint64_t *right, *found, *prev, rw[DICT_DEPTH], fw[DICT_DEPTH];
+	unsigned d, winner = 0;
+	uint32_t idx;
+	struct dict t;
+	uint8_t *pad;
+	bool look;
+
+	memset(r, 0, sizeof *r);
+	r->h = -1.0;
+	if (n < 3)
+		return false;
+	pad = dict_pad(s, n);
+	r->n = n - 2;
+	words = (n + 63) / 64;
+	right = xcalloc(DICT_DEPTH * words, sizeof *right);
+	found = xcalloc(DICT_DEPTH * words, sizeof *found);
+	for (d = 0; d < DICT_DEPTH; d++) {
+		dict_init(&t, d == 0);
+		entries = 0;
+		prev = d > 0 ? found + (d - 1) * words : NULL;
+		/* The prefix of the string's start, with the symbol after it. */
+		if (d < r->n) {
+			dict_key(pad, d + 1, d + 1, &lo, &hi);
+			dict_count(&t, dict_get(&t, lo, hi), s[d + 1], true);
+			entries = 1;
+		}
+		for (i = d + 2; i < n; i++) {
+			/* Nothing to find and nothing to add for 64 positions: skip them. */
+			if (prev != NULL && prev[i / 64] >> (i % 64) == 0 &&
+			    entries >= DICT_MMC_ENTRIES) {
+				i |= 63;
+				continue;
+			}
+			look = prev == NULL || (prev[i / 64] >> (i % 64) & 1);
+			idx = DICT_NONE;
+			if (look) {
+				dict_index(&t, pad, d + 1);
+				dict_key(pad, i, d + 1, &lo, &hi);
+				idx = dict_find(&t, lo, hi);
+			}
+			if (idx != DICT_NONE) {
+				found[d * words + i / 64] |= UINT64_C(1) << (i % 64);
+				if (t.prefix[idx].best == s[i])
+					right[d * words + i / 64] |= UINT64_C(1) << (i % 64);
+				if (dict_count(&t, idx, s[i], entries < DICT_MMC_ENTRIES))
+					entries++;
+			} else if (!look && entries < DICT_MMC_ENTRIES) {
+				/* As the tool does: find or make the prefix, count, and
+				 * call it a new entry either way. */
+				if (t.indexed) {
+					dict_key(pad, i, d + 1, &lo, &hi);
+					dict_count(&t, dict_get(&t, lo, hi), s[i], true);
+				} else
+					dict_log(&t, i);
+				entries++;
+			} else if (look && entries < DICT_MMC_ENTRIES) {
+				/* Looked up and not there: added, as not found. */
+				dict_count(&t, dict_get(&t, lo, hi), s[i], true);
+				entries++;
+			}
+		}
+		dict_release(&t);
+	}
+	for (w = 0; w < words; w++) {
+		for (d = 0; d < DICT_DEPTH; d++) {
+			rw[d] = right[d * words + w];
+			fw[d] = found[d * words + w];
+		}
+		estimate_predict_board(score, DICT_DEPTH, &winner, rw, fw,
+		    n - 64 * w < 64 ? (unsigned)(n - 64 * w) : 64, r, &run);
+	}
+	free(right);
+	free(found);
+	free(pad);
+	r->h = estimate_predictor_formula(r->correct, r->n, r->run, k);
+	return true;
+}
+
+/*
+ * 6.3.10. A prefix is added with every shorter one not yet there (longest
+ * first), so those of a position that exist are the 1..m shortest, save
+ * one added without its parent in the step that filled the dictionary
+ * (walked on its own after): each position looks up lengths from 1 until
+ * one is missing, instead of all 16 as the tool does.
+ */
+bool
+estimate_dict_lz78y(const uint8_t *s, uint64_t n, unsigned k, struct estimate_prediction *r)
+{
+	uint64_t size = 0, run = 0, i, lo, hi, max_count, orphan_lo = 0, orphan_hi = 0;
+	unsigned j, m, prediction = 0, orphan = 0, nfound;
+	uint32_t idx, found[2 * DICT_DEPTH], made, unmade;
+	unsigned found_len[2 * DICT_DEPTH];
+	struct dict *t;
+	uint8_t *pad;
+	bool have;
+
+	memset(r, 0, sizeof *r);
+	r->h = -1.0;
+	if (n < DICT_DEPTH + 2)
+		return false;
+	pad = dict_pad(s, n);
+	t = dict_new();
+	r->n = n - DICT_DEPTH - 1;
+	/* The prefixes of 1..16 symbols ending at symbol 15, with symbol 16 after. */
+	for (j = 1; j <= DICT_DEPTH; j++) {
+		dict_key(pad, DICT_DEPTH, j, &lo, &hi);
+		dict_count(&t[j - 1], dict_add(&t[j - 1], lo, hi), s[DICT_DEPTH], true);
+		size++;
+	}
+	for (i = DICT_DEPTH + 1; i < n; i++) {
+		nfound = 0;
+		for (m = 0; m < DICT_DEPTH; m++) {
+			dict_key(pad, i, m + 1, &lo, &hi);
+			idx = dict_find(&t[m], lo, hi);
+			if (idx == DICT_NONE)
+				break;
+			found_len[nfound] = m + 1;
+			found[nfound++] = idx;
+		}
+		if (orphan != 0) {
+			dict_key(pad, i, orphan, &lo, &hi);
+			if (lo == orphan_lo && hi == orphan_hi)
+				for (j = orphan; j <= DICT_DEPTH; j++) {
+					dict_key(pad, i, j, &lo, &hi);
+					idx = dict_find(&t[j - 1], lo, hi);
+					if (idx == DICT_NONE)
+						break;
+					found_len[nfound] = j;
+					found[nfound++] = idx;
+				}
+		}
+		have = false;
+		max_count = 0;
+		/* Longest first (found is by length), a larger count to win. */
+		for (j = nfound; j-- > 0; ) {
+			const struct dict_prefix *p = &t[found_len[j] - 1].prefix[found[j]];
+
+			if (p->best_count > max_count) {
+				max_count = p->best_count;
+				prediction = p->best;
+				have = true;
+			}
+		}
+		for (j = 0; j < nfound; j++)
+			dict_count(&t[found_len[j] - 1], found[j], s[i], true);
+		/* The lengths m+1..16 are not there: add them, longest first, while there is room. */
+		if (m < DICT_DEPTH && size < DICT_LZ_ENTRIES) {
+			made = unmade = 0;
+			for (j = DICT_DEPTH; j > m; j--) {
+				if (size < DICT_LZ_ENTRIES) {
+					dict_key(pad, i, j, &lo, &hi);
+					dict_count(&t[j - 1], dict_add(&t[j - 1], lo, hi), s[i], true);
+					size++;
+					made |= 1u << j;
+				} else
+					unmade |= 1u << j;
+			}
+			/* Filled in this step: the shortest one added lacks its parent. */
+			if (made != 0 && unmade != 0) {
+				orphan = (unsigned)__builtin_ctz(made);
+				dict_key(pad, i, orphan, &orphan_lo, &orphan_hi);
+			}
+		}
+		dict_score(r, &run, have && prediction == s[i]);
+	}
+	dict_free(t);
+	free(pad);
+	r->h = estimate_predictor_formula(r->correct, r->n, r->run, k);
+	return true;
+}
