@@ -6,8 +6,10 @@
 # path), binary samples and samples of two values. Every figure either
 # prints, on the samples and on their bit string, and H_original,
 # H_bitstring and the last line, must be the tool's within 0.001; both must
-# print the same estimators. Runs where the tool is: ENTROPYD_NIST_EA_NON_IID
-# names it, else ea_non_iid on the PATH.
+# print the same estimators. And entropytest -R against ea_restart on
+# restart data. Runs where the tools are: ENTROPYD_NIST_EA_NON_IID names
+# ea_non_iid (else the PATH's), ENTROPYD_NIST_EA_RESTART ea_restart (else
+# the one beside it).
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 et=$top_builddir/entropytest
 entropyd=$top_builddir/entropyd
@@ -16,7 +18,8 @@ nist=${ENTROPYD_NIST_EA_NON_IID:-$(command -v ea_non_iid 2>/dev/null)}
     skip_all "NIST's ea_non_iid not found (set ENTROPYD_NIST_EA_NON_IID to its path)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 [ -x "$et" ] && [ -x "$entropyd" ] || skip_all "entropytest or entropyd not built"
-plan 7
+nist_restart=${ENTROPYD_NIST_EA_RESTART:-$(dirname "$nist")/ea_restart}
+plan 8
 # The tool is multi-threaded in places; one thread is what the figures need.
 OMP_NUM_THREADS=1
 export OMP_NUM_THREADS
@@ -107,4 +110,47 @@ check "the same numbers of samples and of distinct values" sh -c \
     "test \"\$(sed -n 's/^\\([0-9]*\\) samples of 8 bits, \\([0-9]*\\) distinct values.*/\\1 \\2/p' \
     '$tmp/markov8.et')\" = \"\$(sed -n 's/^Loaded \\([0-9]*\\) samples of \\([0-9]*\\) distinct.*/\\1 \\2/p' \
     '$tmp/markov8.nist')\""
+# Restart data: 1000 restarts of a noisy walk, each restart its own seed
+# (the daemon's restart capture is tested in tests/daemon-capture.sh).
+if [ -x "$nist_restart" ]; then
+	python3 - "$tmp/restarts" <<'EOF'
+import random, sys
+out = bytearray()
+for i in range(1000):
+    r, v = random.Random(5000 + i), 100
+    for _ in range(1000):
+        v = max(0, min(255, v + r.choice((-3, -1, 0, 1, 3))))
+        out.append(v)
+open(sys.argv[1], "wb").write(out)
+EOF
+	"$et" -R -w 8 -H 1.5 "$tmp/restarts" >"$tmp/restarts.et" 2>&1
+	"$nist_restart" -v "$tmp/restarts" 8 1.5 >"$tmp/restarts.nist" 2>&1
+	check "restart data: ea_restart's figures, X_max, and its cutoff within 1 (it simulates it)" \
+	    python3 - "$tmp/restarts.et" "$tmp/restarts.nist" <<'EOF'
+import re, sys
+def figures(path):
+    f = {}
+    for line in open(path):
+        m = re.match(r"\t(.*\((?:Rows|Cols)\)) = (-?[0-9.]+) / [0-9]+ bit\(s\)$", line)
+        if m:
+            f[m.group(1)] = float(m.group(2))
+        m = re.match(r"(H_r|H_c|X_max|min\(H_r, H_c, H_I\)): ([0-9.]+)$", line)
+        if m:
+            f[m.group(1)] = float(m.group(2))
+        m = re.match(r"ALPHA: .*, X_cutoff: ([0-9]+)$", line)
+        if m:
+            f["cutoff"] = int(m.group(1))
+    return f
+et, nist = figures(sys.argv[1]), figures(sys.argv[2])
+assert et.keys() == nist.keys(), (sorted(et), sorted(nist))
+assert abs(et.pop("cutoff") - nist.pop("cutoff")) <= 1
+bad = [(k, et[k], nist[k]) for k in et if abs(et[k] - nist[k]) > 0.001]
+assert not bad, bad
+print("# restart: %d figures, largest difference %.6f" %
+      (len(et), max(abs(et[k] - nist[k]) for k in et)))
+EOF
+	show_if_failed "$tmp/restarts.et" "$tmp/restarts.nist"
+else
+	skip "NIST's ea_restart not found beside ea_non_iid (set ENTROPYD_NIST_EA_RESTART)"
+fi
 finish

@@ -5,7 +5,8 @@
  * structure fixes them (periodic strings, a rare symbol in a constant
  * stream), and against plain, slow re-statements of NIST's loops on random
  * strings, which the fast versions (blocks of 64, dead contexts skipped,
- * dictionaries filled lazily) must match count for count.
+ * dictionaries filled lazily) must match count for count; and the restart
+ * tests' cutoff and checks (src/health/restart.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include "estimate_compress.h"
 #include "estimate_predict.h"
 #include "estimate_tuple.h"
+#include "restart.h"
 
 #define Z 2.5758293035489008
 
@@ -763,4 +765,99 @@ Test(assess, one_value_is_no_entropy)
 
 	memset(s, 9, sizeof s);
 	cr_assert_eq(assess_run(s, sizeof s, 8, NULL, &a), -1);
+}
+
+/* log of n choose k. */
+static double
+log_choose(double n, double k)
+{
+	return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+}
+
+Test(restart, cutoff_of_two_symbols_as_the_binomial_gives_it)
+{
+	double alpha = 1 - exp(log(0.99) / 2000), inside;
+	unsigned x, k;
+
+	/* H_I = 1: two symbols of 1/2; the larger count of 1000 draws is at
+	 * most x when the first's count is in [1000 - x, x]. */
+	for (x = 500; x <= 1000; x++) {
+		for (inside = 0, k = 1000 - x; k <= x; k++)
+			inside += exp(log_choose(1000, k) - 1000 * log(2.0));
+		if (inside >= 1 - alpha)
+			break;
+	}
+	cr_assert_eq(x, 572);	/* ea_restart's simulation gives 572 too */
+	cr_assert_eq(restart_cutoff(1.0, alpha, 1000), x);
+	/* One symbol: every draw the same. */
+	cr_assert_eq(restart_cutoff(0.0, alpha, 1000), 1000);
+	/* 256 symbols (H_I = 8): ea_restart's simulation says 19; 4 bits: 104. */
+	cr_assert_eq(restart_cutoff(8.0, alpha, 1000), 19);
+	cr_assert_eq(restart_cutoff(4.0, alpha, 1000), 104);
+}
+
+/* Restart data: 1000 restarts of 1000 samples, each restart from seed_of(i). */
+static uint8_t *
+restart_data(bool identical)
+{
+	uint8_t *s = malloc(RESTART_SAMPLES);
+	uint64_t seed;
+	size_t i, j;
+
+	for (i = 0; i < RESTART_ROWS; i++) {
+		/* Seeds far apart (xorshift's first outputs of near seeds are alike). */
+		seed = (identical ? 42 : 42 + i) * UINT64_C(0x9e3779b97f4a7c15);
+		for (j = 0; j < RESTART_COLS; j++)
+			s[i * RESTART_COLS + j] = (uint8_t)(rng(&seed) % 16);
+	}
+	return s;
+}
+
+Test(restart, identical_restarts_fail_the_sanity_check)
+{
+	static struct restart r;
+	uint8_t *s = restart_data(true);
+
+	cr_assert_eq(restart_run(s, 4, 3.5, NULL, &r), 0);
+	/* Every column holds one value 1000 times. */
+	cr_assert_eq(r.x_cols, 1000);
+	cr_assert_eq(r.x_max, 1000);
+	cr_assert_not(r.sane);
+	cr_assert_lt(r.rows.h[ASSESS_MCV], 0.0, "nothing is estimated after the sanity check fails");
+	free(s);
+}
+
+Test(restart, differing_restarts_pass)
+{
+	static struct restart r;
+	uint8_t *s = restart_data(false);
+
+	cr_assert_eq(restart_run(s, 4, 3.5, NULL, &r), 0);
+	cr_assert(r.sane, "X_max %u, cutoff %u", r.x_max, r.cutoff);
+	cr_assert_eq(r.alphabet, 16);
+	cr_assert(r.valid, "H_r %f, H_c %f", r.h_r, r.h_c);
+	/* Uniform 4-bit samples: both datasets near 4 bits, the MCV of each below. */
+	cr_assert(r.h_r > 3.5 && r.h_r <= r.rows.h[ASSESS_MCV], "H_r %f", r.h_r);
+	cr_assert(r.h_c > 3.5 && r.h_c <= r.cols.h[ASSESS_MCV], "H_c %f", r.h_c);
+	cr_assert_float_eq(r.h_min, 3.5, 1e-12);
+	free(s);
+}
+
+Test(restart, a_low_h_i_fails_validation_if_columns_are_poor)
+{
+	static struct restart r;
+	uint8_t *s = malloc(RESTART_SAMPLES);
+	uint64_t seed = 5;
+	size_t i, j;
+
+	/* Restarts that differ only in their first samples, then follow one
+	 * script: the columns from the 30th on are constant over restarts... */
+	for (i = 0; i < RESTART_ROWS; i++)
+		for (j = 0; j < RESTART_COLS; j++)
+			s[i * RESTART_COLS + j] = j < 30 ? (uint8_t)(rng(&seed) % 16) :
+			    (uint8_t)((j * 7) % 16);
+	/* ...which the sanity check already sees. */
+	cr_assert_eq(restart_run(s, 4, 3.0, NULL, &r), 0);
+	cr_assert_not(r.sane);
+	free(s);
 }

@@ -172,8 +172,7 @@ assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsig
 		s->h[ASSESS_LZ78Y] = s->lz78y.h;
 }
 
-/* The smallest figure that ran, at most `cap`. */
-static double
+double
 assess_min(const struct assess_string *s, double cap)
 {
 	double m = cap;
@@ -185,36 +184,62 @@ assess_min(const struct assess_string *s, double cap)
 	return m;
 }
 
-int
-assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
-    struct assess *a)
+/* Start a string's figures: none run. */
+static void
+assess_string_init(struct assess_string *s)
 {
-	unsigned map[256], v, j;
-	uint8_t *symbols, *bitstring;
-	bool seen[256] = { false };
-	uint64_t i;
 	int t;
 
-	memset(a, 0, sizeof *a);
+	memset(s, 0, sizeof *s);
 	for (t = 0; t < ASSESS_TESTS; t++)
-		a->literal.h[t] = a->bits.h[t] = -1.0;
-	a->sample_bits = bits;
-	a->samples = n;
+		s->h[t] = -1.0;
+}
+
+unsigned
+assess_literal(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
+    struct assess_string *s)
+{
+	unsigned map[256], v, k = 0;
+	bool seen[256] = { false };
+	uint8_t *symbols;
+	uint64_t i;
+
+	assess_string_init(s);
 	for (i = 0; i < n; i++)
 		seen[samples[i]] = true;
 	/* Translate the values present to 0..k-1 in order, as the tool does. */
 	for (v = 0; v < 256; v++)
 		if (seen[v])
-			map[v] = a->alphabet++;
-	if (a->alphabet < 2)
-		return -1;
+			map[v] = k++;
+	if (k < 2)
+		return k;
 	symbols = xmalloc(n);
 	for (i = 0; i < n; i++)
 		symbols[i] = (uint8_t)map[samples[i]];
-	if (a->alphabet == 2)
-		assess_binary(symbols, n, sorter, &a->literal);
-	else {
-		assess_symbols(samples, symbols, n, bits, a->alphabet, sorter, &a->literal);
+	if (k == 2)
+		assess_binary(symbols, n, sorter, s);
+	else
+		assess_symbols(samples, symbols, n, bits, k, sorter, s);
+	free(symbols);
+	return k;
+}
+
+int
+assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
+    struct assess *a)
+{
+	uint8_t *bitstring;
+	uint64_t i;
+	unsigned j;
+
+	memset(a, 0, sizeof *a);
+	assess_string_init(&a->bits);
+	a->sample_bits = bits;
+	a->samples = n;
+	a->alphabet = assess_literal(samples, n, bits, sorter, &a->literal);
+	if (a->alphabet < 2)
+		return -1;
+	if (a->alphabet > 2) {
 		bitstring = xmalloc(n * bits);
 		for (i = 0; i < n; i++)
 			for (j = 0; j < bits; j++)
@@ -222,7 +247,6 @@ assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sor
 		assess_binary(bitstring, n * bits, sorter, &a->bits);
 		free(bitstring);
 	}
-	free(symbols);
 	a->h_original = assess_min(&a->literal, bits);
 	a->h_bitstring = assess_min(&a->bits, 1.0);
 	a->h_assessed = a->h_original;

@@ -67,6 +67,16 @@ struct assess {
 int assess_run(const uint8_t *samples, uint64_t n, unsigned sample_bits,
     estimate_tuple_sorter sorter, struct assess *);
 
+/*
+ * The literal half: the estimators of n samples as they are (translated to
+ * 0..k-1; binary when k is 2), as ea_non_iid and ea_restart run them. The
+ * number of distinct values k; below 2, nothing ran.
+ */
+unsigned assess_literal(const uint8_t *samples, uint64_t n, unsigned sample_bits,
+    estimate_tuple_sorter sorter, struct assess_string *);
+/* The smallest figure of a string that ran, at most cap. */
+double assess_min(const struct assess_string *, double cap);
+
 /* ea_non_iid's name of a test, as its figure lines print it ("T-Tuple Test Estimate"). */
 const char *assess_test_name(enum assess_test);
 

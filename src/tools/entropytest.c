@@ -28,6 +28,7 @@
 #include "fips.h"
 #include "log.h"
 #include "repeat.h"
+#include "restart.h"
 #include "sp80090b.h"
 #include "xmalloc.h"
 
@@ -48,6 +49,7 @@ static struct {
 	uint64_t blockcount, blockstats, timedstats_s;
 	bool pipe;
 	bool estimate;            /* --estimate: SP 800-90B 6.3 estimates, no FIPS */
+	bool restart;             /* --restart: SP 800-90B 3.1.4 restart tests */
 	bool repeat;            /* -r: the repeated-output test too */
 	unsigned sample_bits;
 	double min_entropy;
@@ -84,6 +86,7 @@ static const struct option entropytest_longopts[] = {
 	{ "min-entropy", required_argument, NULL, 'H' },
 	{ "pipe", no_argument, NULL, 'p' },
 	{ "repeat", no_argument, NULL, 'r' },
+	{ "restart", no_argument, NULL, 'R' },
 	{ "sample-bits", required_argument, NULL, 'w' },
 	{ "timedstats", required_argument, NULL, 't' },
 	{ "version", no_argument, NULL, 'V' },
@@ -97,6 +100,7 @@ entropytest_usage(FILE *f, int code)
 	fprintf(f,
 	    "usage: entropytest [-hprV] [-b n] [-c n] [-H bits] [-t n] [-w bits] [file]\n"
 	    "       entropytest -e -w bits [file]\n"
+	    "       entropytest -R -w bits [-H bits] [file]\n"
 	    "Check random data with the FIPS 140-2 tests, as rngtest does; or, with -e,\n"
 	    "assess the min-entropy of raw samples with SP 800-90B's ten non-IID\n"
 	    "estimators, as NIST's ea_non_iid does.\n"
@@ -105,10 +109,13 @@ entropytest_usage(FILE *f, int code)
 	    "  -c, --blockcount=n     stop after n blocks (0: no limit)\n"
 	    "  -e, --estimate         SP 800-90B 6.3 estimates of the samples and their\n"
 	    "                         bit string, H_original and H_bitstring (with -w)\n"
-	    "  -H, --min-entropy=H    SP 800-90B tests at H bits per sample\n"
+	    "  -H, --min-entropy=H    SP 800-90B tests at H bits per sample; with -R,\n"
+	    "                         the initial entropy estimate H_I\n"
 	    "  -p, --pipe             copy passing blocks to standard output\n"
 	    "  -r, --repeat           also test for repeats of recent output, as entropyd\n"
 	    "                         does, and report them on one more line\n"
+	    "  -R, --restart          SP 800-90B 3.1.4 restart tests of 1000 restarts of\n"
+	    "                         1000 samples (with -w), as NIST's ea_restart runs them\n"
 	    "  -t, --timedstats=n     print statistics every n seconds\n"
 	    "  -w, --sample-bits=n    each byte is a sample of n bits (1-8)\n"
 	    "  -h, --help             show this help\n"
@@ -335,7 +342,7 @@ entropytest_options(int argc, char **argv)
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:c:eH:hprt:Vw:",
+	while ((ch = getopt_long(argc, argv, ":b:c:eH:hprRt:Vw:",
 	    entropytest_longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
@@ -367,6 +374,9 @@ entropytest_options(int argc, char **argv)
 		case 'r':
 			opt.repeat = true;
 			break;
+		case 'R':
+			opt.restart = true;
+			break;
 		case 't':
 			opt.timedstats_s = entropytest_count(ch, optarg);
 			have_fips_flag = true;
@@ -389,11 +399,15 @@ entropytest_options(int argc, char **argv)
 			fatalc(EX_USAGE, "unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (opt.estimate && (have_h || have_fips_flag))
+	if (opt.estimate && opt.restart)
+		fatalc(EX_USAGE, "-e and -R are two different assessments: choose one");
+	if (opt.estimate && (have_h || have_fips_flag || opt.repeat))
 		fatalc(EX_USAGE, "-e takes only -w: it runs no FIPS or health tests");
-	if (opt.estimate && opt.sample_bits == 0)
-		fatalc(EX_USAGE, "-e needs the sample width: -w bits");
-	if (!opt.estimate && have_h != (opt.sample_bits != 0))
+	if (opt.restart && (have_fips_flag || opt.repeat))
+		fatalc(EX_USAGE, "-R takes only -w and -H: it runs no FIPS or health tests");
+	if ((opt.estimate || opt.restart) && opt.sample_bits == 0)
+		fatalc(EX_USAGE, "-%c needs the sample width: -w bits", opt.estimate ? 'e' : 'R');
+	if (!opt.estimate && !opt.restart && have_h != (opt.sample_bits != 0))
 		fatalc(EX_USAGE, "-w and -H go together");
 	if (have_h && opt.min_entropy > opt.sample_bits)
 		fatalc(EX_USAGE, "-H: %g bits is more than a %u-bit sample holds",
@@ -590,6 +604,24 @@ entropytest_slurp(uint64_t *n)
 	return buf;
 }
 
+/* The whole input as samples of -w bits (NULL after a signal); exit 65 on a wider one. */
+static uint8_t *
+entropytest_samples(uint64_t *n)
+{
+	uint8_t *samples = entropytest_slurp(n);
+	uint64_t i;
+
+	if (entropytest_stop) {
+		free(samples);
+		return NULL;
+	}
+	for (i = 0; i < *n; i++)
+		if (samples[i] >> opt.sample_bits != 0)
+			fatalc(EX_DATAERR, "sample %llu (0x%02x) does not fit in %u bits (-w)",
+			    (unsigned long long)i, samples[i], opt.sample_bits);
+	return samples;
+}
+
 /*
  * -e: every input byte is one sample of -w bits (the --capture format, and
  * ea_non_iid's): the ten SP 800-90B 6.3 estimates over the whole input, on
@@ -601,18 +633,14 @@ entropytest_estimates(void)
 	const struct assess_string *lit = &entropytest_assessment.literal,
 	    *bits = &entropytest_assessment.bits;
 	unsigned b = opt.sample_bits, lw;
-	uint64_t n, i;
+	uint64_t n;
 	uint8_t *samples;
 	bool missing;
 	int t;
 
-	samples = entropytest_slurp(&n);
-	if (entropytest_stop)
+	samples = entropytest_samples(&n);
+	if (samples == NULL)
 		return EXIT_FAILURE;
-	for (i = 0; i < n; i++)
-		if (samples[i] >> b != 0)
-			fatalc(EX_DATAERR, "sample %llu (0x%02x) does not fit in %u bits (-w)",
-			    (unsigned long long)i, samples[i], b);
 	if (n < ESTIMATE_MIN_SAMPLES)
 		fatalc(EX_DATAERR, "%llu samples: at least %d are needed (NIST's tool wants "
 		    "1000000)", (unsigned long long)n, ESTIMATE_MIN_SAMPLES);
@@ -661,6 +689,84 @@ entropytest_estimates(void)
 	return missing ? EX_UNAVAILABLE : EXIT_SUCCESS;
 }
 
+/* One restart figure in ea_restart -v's words: "\tNAME (Rows) = H / WIDTH bit(s)". */
+static void
+entropytest_restart_figure(const struct assess_string *s, const char *which, enum assess_test t,
+    unsigned width)
+{
+	if (s->h[t] >= 0.0)
+		printf("\t%s (%s) = %f / %u bit(s)\n", assess_test_name(t), which, s->h[t], width);
+}
+
+/*
+ * -R: 1000 restarts of 1000 samples (row i: restart i, as --capture-restarts
+ * writes them and ea_restart reads them): the sanity check, the literal
+ * estimators on the rows and on the columns, and the validation, printed
+ * as ea_restart -v prints them. H_I is -H's, else what -e finds on the
+ * same samples in order.
+ */
+static int
+entropytest_restart(void)
+{
+	static struct restart r;
+	unsigned b = opt.sample_bits, lw;
+	uint64_t n;
+	uint8_t *samples;
+	double h_i = opt.min_entropy;
+	bool missing;
+	int t;
+
+	samples = entropytest_samples(&n);
+	if (samples == NULL)
+		return EXIT_FAILURE;
+	if (n != RESTART_SAMPLES)
+		fatalc(EX_DATAERR, "%llu samples: restart data is %d restarts of %d samples",
+		    (unsigned long long)n, RESTART_ROWS, RESTART_COLS);
+	if (h_i == 0.0) {
+		if (assess_run(samples, n, b, divsufsort_dl_sort, &entropytest_assessment) != 0)
+			fatalc(EX_DATAERR, "all the samples are the same value: no entropy");
+		h_i = entropytest_assessment.h_assessed;
+		printf("H_I taken from the samples in order (entropytest -e): give the "
+		    "sequential estimate with -H\n");
+	}
+	if (restart_run(samples, b, h_i, divsufsort_dl_sort, &r) != 0)
+		fatalc(EX_DATAERR, "all the samples are the same value: no entropy");
+	free(samples);
+	printf("H_I: %f\n", r.h_i);
+	printf("ALPHA: %.17g, X_cutoff: %u\n", r.alpha, r.cutoff);
+	printf("X_r: %u, X_c: %u (the most common value's count in a row, in a column)\n",
+	    r.x_rows, r.x_cols);
+	printf("X_max: %u\n", r.x_max);
+	if (!r.sane) {
+		printf("\n*** Restart Sanity Check Failed ***\n");
+		return EXIT_FAILURE;
+	}
+	printf("\nRestart Sanity Check Passed...\n\n");
+	missing = entropytest_tuple_missing(&r.rows, "rows");
+	missing = entropytest_tuple_missing(&r.cols, "columns") || missing;
+	for (t = 0; t < ASSESS_TESTS; t++) {
+		lw = t == ASSESS_COLLISION || t == ASSESS_MARKOV || t == ASSESS_COMPRESSION ? 1 : b;
+		if (t == ASSESS_TUPLE) {
+			/* T-Tuple of both, then LRS of both. */
+			entropytest_restart_figure(&r.rows, "Rows", ASSESS_TUPLE, b);
+			entropytest_restart_figure(&r.cols, "Cols", ASSESS_TUPLE, b);
+			entropytest_restart_figure(&r.rows, "Rows", ASSESS_LRS, b);
+			entropytest_restart_figure(&r.cols, "Cols", ASSESS_LRS, b);
+			t = ASSESS_LRS;
+			continue;
+		}
+		entropytest_restart_figure(&r.rows, "Rows", (enum assess_test)t, lw);
+		entropytest_restart_figure(&r.cols, "Cols", (enum assess_test)t, lw);
+	}
+	printf("\nH_r: %f\nH_c: %f\nH_I: %f\n\n", r.h_r, r.h_c, r.h_i);
+	if (!r.valid) {
+		printf("*** min(H_r, H_c) < H_I/2, Validation Testing Failed ***\n");
+		return EXIT_FAILURE;
+	}
+	printf("Validation Test Passed...\n\nmin(H_r, H_c, H_I): %f\n", r.h_min);
+	return missing ? EX_UNAVAILABLE : EXIT_SUCCESS;
+}
+
 /* Bootstrap, test blocks, report; exit 1 unless every block passed. */
 int
 main(int argc, char **argv)
@@ -676,6 +782,8 @@ main(int argc, char **argv)
 	stats.start_ns = clock_now_ns();
 	if (opt.estimate)
 		return entropytest_estimates();
+	if (opt.restart)
+		return entropytest_restart();
 	if (opt.sample_bits)
 		sp80090b_init(&entropytest_health, opt.min_entropy,
 		    opt.sample_bits);
