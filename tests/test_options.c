@@ -715,3 +715,20 @@ Test(options, refill_bits)
 	cr_assert_not_null(strstr(text, "SIGUSR2"));
 	free(text);
 }
+
+Test(options, capture_restarts)
+{
+	PARSE_OK("--capture-restarts", "jitter:/tmp/r:1.bin");
+	cr_assert(cfg.capture_restarts);
+	cr_assert_str_eq(cfg.capture_source, "jitter");
+	cr_assert_str_eq(cfg.capture_path, "/tmp/r:1.bin", "the path may hold ':'");
+	cr_assert_eq(cfg.capture_count, 1000000, "1000 restarts of 1000 samples");
+	options_free(&cfg);
+	USAGE(("--capture-restarts", "jitter"), "--capture-restarts", "SOURCE:PATH");
+	USAGE(("--capture-restarts", "jitter:"), "--capture-restarts", "SOURCE:PATH");
+	USAGE(("--capture-restarts", "Jitter:/tmp/r"), "lower-case");
+	USAGE(("--capture", "jitter:10:/tmp/c", "--capture-restarts", "jitter:/tmp/r"),
+	    "one capture at a time");
+	USAGE(("--capture-restarts", "jitter:/tmp/r", "--capture", "jitter:10:/tmp/c"),
+	    "one capture at a time");
+}

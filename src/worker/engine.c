@@ -68,6 +68,7 @@ struct engine_slot {
 	uint64_t rate_mark;  /* bytes taken at the last rate line (test mode) */
 	struct event *ev_stall; /* armed only while data is wanted and outstanding */
 	struct stall stall;
+	bool capture_only;   /* suspended by its tests, still read for --capture */
 };
 
 static void engine_open(struct entropyd_instance *);
@@ -77,6 +78,8 @@ static void engine_feed(void);
 static void engine_feed_and_demand(void);
 static void engine_free_slot(struct entropyd_instance *);
 static void engine_refill_done(void);
+static void engine_capture_only(struct entropyd_instance *);
+static void engine_capture_reopen(struct entropyd_instance *);
 
 /* Convert milliseconds to a timeval for libevent. */
 static struct timeval
@@ -258,9 +261,16 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		engine_take_down(inst, INSTANCE_ABSENT);
 		return;
 	}
-	capture_input(inst, buf, (size_t)n);
+	if (capture_input(inst, buf, (size_t)n, inst->slot->capture_only) == CAPTURE_REOPEN) {
+		engine_capture_reopen(inst);
+		return;
+	}
 	rates_touch();
 	engine_stall_delivered(inst);
+	if (inst->slot->capture_only) {
+		engine_capture_only(inst);
+		return;
+	}
 	credit = p->unit_bits;
 	pipeline_input(p, buf, (size_t)n);
 	if (p->unit_bits != credit)
@@ -283,6 +293,16 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		    p->count.test_failures[PIPELINE_TEST_REPEAT]);
 		reserve_clear(&p->reserve);
 		pipeline_suspended(p);
+		if (capture_wants(inst)) {
+			/* The capture is the noise source's, not the tests'. */
+			log_warnx("%s: suspended; still read for its capture, nothing of it "
+			    "credited or fed, until that is complete", inst->name);
+			inst->slot->capture_only = true;
+			registry_set_state(inst, INSTANCE_SUSPENDED);
+			engine_notify_status();
+			engine_demand(inst);
+			return;
+		}
 		engine_take_down(inst, INSTANCE_SUSPENDED);
 		return;
 	}
@@ -292,6 +312,37 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 		engine_notify_status();
 	}
 	engine_feed_and_demand();
+}
+
+/*
+ * A read of a source suspended by its tests went to its capture alone:
+ * once the capture is complete, the source is taken down as it would
+ * have been.
+ */
+static void
+engine_capture_only(struct entropyd_instance *inst)
+{
+	if (capture_wants(inst))
+		return;
+	inst->slot->capture_only = false;
+	engine_take_down(inst, INSTANCE_SUSPENDED);
+}
+
+/*
+ * A restart capture took its samples: close the source, and open it afresh
+ * from the loop (not here, with a reader's buffer in hand).
+ */
+static void
+engine_capture_reopen(struct entropyd_instance *inst)
+{
+	struct timeval now = { 0, 0 };
+
+	engine_close(inst);
+	stall_stop(&inst->slot->stall);
+	evtimer_del(inst->slot->ev_stall);
+	inst->slot->capture_only = false;
+	registry_set_state(inst, INSTANCE_ABSENT);
+	evtimer_add(inst->slot->ev_retry, &now);
 }
 
 /* The source's own fd is readable. */
@@ -338,13 +389,14 @@ engine_reader_ready(int fd, short what, void *arg)
 		reader_release(r);
 }
 
-/* Read a source only while its reserve wants filling. */
+/* Read a source only while its reserve wants filling (or its capture, samples). */
 static void
 engine_demand(struct entropyd_instance *inst)
 {
 	/* Read on, even with a full reserve, while the EGD broker wants more than it holds. */
 	bool want = reserve_wants(&inst->pipe.reserve) ||
-	    (broker_hungry() && pipeline_credited(&inst->pipe));
+	    (broker_hungry() && pipeline_credited(&inst->pipe)) ||
+	    inst->slot->capture_only;
 
 	if (inst->slot->reader != NULL)
 		reader_want(inst->slot->reader, want, pipeline_next_read(&inst->pipe),
@@ -374,6 +426,8 @@ engine_open(struct entropyd_instance *inst)
 		return;
 	}
 	inst->slot->source_state = state;
+	inst->slot->capture_only = false;
+	capture_opened(inst);
 	registry_clear_error(inst);
 	pipeline_restart(&inst->pipe);
 	inst->slot->fd = src->pollfd(state);

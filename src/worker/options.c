@@ -27,6 +27,7 @@ enum {
 	OPT_NO_HOST_MIX,
 	OPT_NO_RESEED,
 	OPT_CAPTURE,
+	OPT_CAPTURE_RESTARTS,
 	OPT_HEALTH_LISTEN,
 	OPT_USE_SLOW_SOURCES,
 	OPT_REFILL_BITS,
@@ -75,6 +76,7 @@ static const struct option long_options[] = {
 	{ "no-host-mix", no_argument, NULL, OPT_NO_HOST_MIX },
 	{ "no-reseed", no_argument, NULL, OPT_NO_RESEED },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
+	{ "capture-restarts", required_argument, NULL, OPT_CAPTURE_RESTARTS },
 	{ "health-listen", required_argument, NULL, OPT_HEALTH_LISTEN },
 	/* rngd 6's spellings with an equivalent here. */
 	{ "use-slow-sources", no_argument, NULL, OPT_USE_SLOW_SOURCES },
@@ -616,6 +618,30 @@ rngd_feed_interval(int argc, char **argv, const char *word)
 	return false;
 }
 
+/* Parse --capture-restarts SOURCE:PATH (PATH may hold ':'). */
+static int
+parse_capture_restarts(struct config *cfg, const char *flag, const char *arg, char *err,
+    size_t errlen)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (colon == NULL || colon[1] == '\0')
+		return usage_error(err, errlen, "%s: '%s' is not valid, expected SOURCE:PATH",
+		    flag, arg);
+	if (!valid_name(arg, (size_t)(colon - arg)))
+		return usage_error(err, errlen,
+		    "%s: '%s': the source name may only hold lower-case letters, digits and '_'",
+		    flag, arg);
+	free(cfg->capture_source);
+	cfg->capture_source = xmalloc((size_t)(colon - arg) + 1);
+	memcpy(cfg->capture_source, arg, (size_t)(colon - arg));
+	cfg->capture_source[colon - arg] = '\0';
+	cfg->capture_count = OPTIONS_CAPTURE_RESTARTS * OPTIONS_CAPTURE_RESTART_SAMPLES;
+	cfg->capture_restarts = true;
+	set_string(&cfg->capture_path, colon + 1);
+	return 0;
+}
+
 /* Handle one option that getopt recognised; 0 or EX_USAGE. */
 static int
 apply_option(struct config *cfg, int c, const char *flag, const char *arg, char *err,
@@ -755,6 +781,9 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 		cfg->help = true;
 		break;
 	case OPT_CAPTURE:
+		if (cfg->capture_restarts)
+			return usage_error(err, errlen, "%s: --capture-restarts is given: one "
+			    "capture at a time", flag);
 		return parse_capture(cfg, flag, arg, err, errlen);
 	case OPT_EGD_SOCKET:
 	case OPT_EGD_LISTEN:
@@ -764,6 +793,11 @@ apply_option(struct config *cfg, int c, const char *flag, const char *arg, char 
 	case OPT_EGD_SHARE:
 	case OPT_EGD_MAX_CLIENTS:
 		return parse_egd(cfg, c, flag, arg, err, errlen);
+	case OPT_CAPTURE_RESTARTS:
+		if (cfg->capture_source != NULL && !cfg->capture_restarts)
+			return usage_error(err, errlen, "%s: --capture is given: one capture at "
+			    "a time", flag);
+		return parse_capture_restarts(cfg, flag, arg, err, errlen);
 	default:
 		return usage_error(err, errlen, "%s: not handled", flag);
 	}
@@ -999,7 +1033,11 @@ options_usage(FILE *f)
 	    "      --wait-for-device        a device named by -r or -O SRC:device need not\n"
 	    "                               exist at start (it comes by hotplug)\n"
 	    "      --capture SRC:COUNT:PATH write SRC's first COUNT raw samples, one per\n"
-	    "                               byte, to PATH for SP 800-90B assessment\n"
+	    "                               byte, to PATH for SP 800-90B assessment (also\n"
+	    "                               while it is suspended: nothing then credited)\n"
+	    "      --capture-restarts SRC:PATH\n"
+	    "                               open SRC afresh 1000 times and write its first\n"
+	    "                               1000 raw samples each time, for entropytest -R\n"
 	    "      --control-socket PATH    control socket: HTTP /health, /metrics, /sources\n"
 	    "                               (default: %s)\n"
 	    "      --health-listen ADDR:PORT\n"

@@ -43,6 +43,7 @@ struct config {
 	char *capture_source;     /* --capture SOURCE:COUNT:PATH, NULL when not given */
 	unsigned long capture_count; /* 1..OPTIONS_MAX_CAPTURE */
 	char *capture_path;
+	bool capture_restarts;    /* --capture-restarts SOURCE:PATH instead */
 	char *health_listen;      /* --health-listen ADDR:PORT, default NULL (no TCP) */
 	bool rdseed_follows_rdrand; /* rdrand named in rngd's sense: rdseed added to its list */
 	unsigned refill_bits;     /* --refill-bits, default 2048, 256..65536 */
@@ -89,6 +90,9 @@ struct config {
 #define OPTIONS_EGD_MAX_CLIENTS_MAX 65536u
 /* The longest NAME of --egd-socket NAME=PATH. */
 #define OPTIONS_EGD_NAME_MAX 63
+/* --capture-restarts: SP 800-90B 3.1.4's 1000 restarts of 1000 samples. */
+#define OPTIONS_CAPTURE_RESTARTS 1000ul
+#define OPTIONS_CAPTURE_RESTART_SAMPLES 1000ul
 
 /*
  * Parse the command line into cfg (defaults first). -r PATH becomes the
