@@ -11,8 +11,12 @@
  * are folded to 8 bits and delivered as raw samples, so the core runs the
  * SP 800-90B start-up, RCT and APT tests and the online entropy estimates
  * on them and SHA-256 conditions them. Start-up measures the clock's step
- * and the entropy of the samples it gives, and refuses the clock or lowers
- * the credit when they do not support the claim. Reads compute, so
+ * and the entropy of the samples it gives. On a clock too coarse for the
+ * work (a 24 MHz counter: a sample spans some 25 ticks, and measures a
+ * hundredth of a bit) the work grows, and its buffer past the caches,
+ * where memory accesses vary most, until the samples support the claim,
+ * within bounds; then it refuses the clock or lowers the credit to what
+ * they support. Reads compute, so
  * pollfd() is -1: the core reads from its reader thread, only while a
  * reserve wants data.
  */
@@ -34,7 +38,7 @@
 #include "estimate.h"
 #include "jitter.h"
 
-#define JITTER_ACCESSES 512         /* memory accesses per sample, always the same */
+#define JITTER_ACCESSES 512         /* memory accesses per sample (at growth level 0) */
 #define JITTER_WALK_SEED 0x9e3779b97f4a7c15ULL /* the walk's start, every sample */
 #define JITTER_READ_SAMPLES 1024    /* at most per read(), so a stop is prompt */
 #define JITTER_DEFAULT_L1 32768u
@@ -51,6 +55,8 @@ struct jitter_state {
 	struct jitter_deriv deriv;
 	struct jitter_emit emit;
 	unsigned osr;
+	unsigned accesses; /* memory accesses per sample: JITTER_ACCESSES, or grown */
+	unsigned level;    /* how many times the work was doubled */
 	uint64_t step;  /* the clock's smallest step seen at start-up */
 	unsigned stuck_run, stuck_cutoff;
 	uint64_t deltas, stuck;
@@ -58,8 +64,11 @@ struct jitter_state {
 
 uint64_t (*jitter_clock_override)(void);
 
+static void jitter_state_free(struct jitter_state *);
+
 static const struct entropyd_host *jitter_host;
 static uint64_t jitter_tick_hz; /* quantize_hz: the emulated counter's rate, 0 for none */
+static unsigned jitter_growth;  /* the level start-up found last: the next one starts there */
 
 static const struct entropyd_option jitter_options[] = {
 	{ "osr", "3", "oversampling rate: credit 1/osr bits per non-stuck delta (3 or more)" },
@@ -499,7 +508,7 @@ jitter_hash(struct jitter_state *js, uint64_t stamp)
 }
 
 /*
- * The timed work, the same every time: read-modify-write JITTER_ACCESSES
+ * The timed work, the same every time: read-modify-write js->accesses
  * bytes along one fixed pseudo-random walk, then the hash step (constant
  * time). No timestamp chooses how long it is or where it goes, so its
  * duration varies only with the machine.
@@ -511,12 +520,25 @@ jitter_work(struct jitter_state *js)
 	uint64_t s = JITTER_WALK_SEED;
 	unsigned i;
 
-	for (i = 0; i < JITTER_ACCESSES; i++) {
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		mem[s & js->mem_mask] = (uint8_t)(mem[s & js->mem_mask] + 1);
-	}
+	/*
+	 * Level 0 keeps the loop it always had, its count a constant: how the
+	 * loop is compiled shapes its timing, and a variable count (or the same
+	 * loop through an inlined helper) measured a third less on a TSC.
+	 */
+	if (js->accesses == JITTER_ACCESSES)
+		for (i = 0; i < JITTER_ACCESSES; i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			mem[s & js->mem_mask] = (uint8_t)(mem[s & js->mem_mask] + 1);
+		}
+	else
+		for (i = 0; i < js->accesses; i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			mem[s & js->mem_mask] = (uint8_t)(mem[s & js->mem_mask] + 1);
+		}
 	jitter_hash(js, js->last_stamp);
 }
 
@@ -550,17 +572,98 @@ jitter_clock_step(uint64_t (*clock)(void))
 }
 
 /*
+ * The work of growth level `level`: JITTER_ACCESSES << level accesses over
+ * the buffer (memsize, or with memsize auto twice L1 << level, at most
+ * JITTER_GROWN_MEMSIZE), every page of it touched, then a few samples'
+ * work thrown away: judged cold, the first samples span page faults and
+ * cache misses the later ones never see. False if out of memory.
+ */
+static bool
+jitter_set_level(struct jitter_state *js, struct entropyd_module *module, unsigned level)
+{
+	const char *v = jitter_host->option(module, "memsize");
+	size_t mem, i;
+
+	if (jitter_memsize(module, &mem) == -1)
+		mem = JITTER_MIN_MEMSIZE;
+	if (v == NULL || strcmp(v, "auto") == 0)
+		for (i = 0; i < level && mem < JITTER_GROWN_MEMSIZE; i++)
+			mem <<= 1;
+	if (js->mem != NULL && js->mem_mask + 1 != mem) {
+		explicit_bzero(js->mem, js->mem_mask + 1);
+		free(js->mem);
+		js->mem = NULL;
+	}
+	if (js->mem == NULL && (js->mem = calloc(1, mem)) == NULL)
+		return false;
+	js->mem_mask = mem - 1;
+	js->level = level;
+	js->accesses = JITTER_ACCESSES << level;
+	for (i = 0; i < mem; i += 4096)
+		((volatile uint8_t *)js->mem)[i] = 1;
+	js->last_stamp = js->clock();
+	for (i = 0; i < JITTER_WARMUP_SAMPLES; i++)
+		jitter_measure(js);
+	return true;
+}
+
+/*
+ * The entropy of n warm samples at this work, as the online estimates see
+ * it, and the credit per sample that supports with JITTER_GROW_MARGIN to
+ * spare (at most the claim). Enough
+ * samples that the Lag predictor sees the pattern a coarse clock makes:
+ * 1024 of them measure a 24 MHz counter's samples at half a bit, 16384 at
+ * the 0.01 NIST's tool finds.
+ */
+static double
+jitter_grow_measure(struct jitter_state *js, size_t n, struct estimate_result *r)
+{
+	struct jitter_deriv deriv = { 0, 0 };
+	struct jitter_emit emit;
+	struct estimate est;
+	size_t deltas = 0, got = 0;
+	uint8_t sample;
+	double supported = 0.0;
+
+	jitter_emit_init(&emit, js->osr);
+	estimate_init(&est, 8, 0, true, false);
+	/* Stuck deltas give no sample: stop at ten times the deltas needed. */
+	while (got < n && deltas < 10 * n * js->osr) {
+		uint64_t delta = jitter_measure(js);
+
+		if (jitter_stuck(&deriv, delta) || deltas++ < 2)
+			continue;
+		if (jitter_emit_sample(&emit, jitter_fold(delta), &sample)) {
+			estimate_sample(&est, sample);
+			got++;
+		}
+	}
+	if (estimate_compute(&est, r))
+		supported = estimate_credit_target(jitter_source.entropy_bits,
+		    r->min / JITTER_GROW_MARGIN, true);
+	estimate_free(&est);
+	return supported;
+}
+
+/*
  * Allocate the state and run the start-up assessment: the clock's step,
- * then timed work until the samples it gives can be judged. NULL with why
- * set on failure; else v says what was found.
+ * then timed work until the samples it gives can be judged. On a coarse
+ * clock (the work spans fewer than JITTER_COARSE_STEPS steps) they are
+ * judged on JITTER_GROW_SAMPLES samples, and where they do not support the
+ * claim the work grows (jitter_set_level) until they do or it reaches
+ * JITTER_MAX_GROWTH. NULL with why set on failure; else v says what was
+ * found (at a grown level, v's estimate is the long one).
  */
 static struct jitter_state *
 jitter_state_new(struct entropyd_module *module, struct jitter_verdict *v, char *why,
     size_t whylen)
 {
 	struct jitter_assessor a;
+	struct estimate_result grown;
 	struct jitter_state *js;
-	size_t mem, i;
+	unsigned level = jitter_growth;
+	double supported;
+	size_t i;
 	bool ok;
 
 	if ((js = calloc(1, sizeof *js)) == NULL) {
@@ -569,34 +672,54 @@ jitter_state_new(struct entropyd_module *module, struct jitter_verdict *v, char 
 	}
 	if (jitter_parse_osr(jitter_host->option(module, "osr"), &js->osr) == -1)
 		js->osr = JITTER_BASE_OSR;
-	if (jitter_memsize(module, &mem) == -1)
-		mem = JITTER_MIN_MEMSIZE;
 	js->clock = jitter_pick_clock(jitter_host->option(module, "clock"));
 	if (js->clock == NULL)
 		js->clock = jitter_clock_raw;
-	if ((js->mem = calloc(1, mem)) == NULL) {
-		free(js);
-		snprintf(why, whylen, "%zu-byte buffer: %s", mem, strerror(ENOMEM));
-		return NULL;
-	}
-	js->mem_mask = mem - 1;
 	js->stuck_cutoff = jitter_stuck_cutoff(js->osr);
-	jitter_emit_init(&js->emit, js->osr);
 	js->step = jitter_clock_step(js->clock);
-	jitter_assess_init(&a, js->osr);
-	js->last_stamp = js->clock();
-	jitter_assess_stamp(&a, js->last_stamp);
-	while (!jitter_assess_done(&a)) {
-		jitter_measure(js);
+	for (;;) {
+		if (!jitter_set_level(js, module, level)) {
+			snprintf(why, whylen, "%zu-byte buffer: %s", js->mem_mask + 1,
+			    strerror(ENOMEM));
+			jitter_state_free(js);
+			return NULL;
+		}
+		jitter_emit_init(&js->emit, js->osr);
+		jitter_assess_init(&a, js->osr);
 		jitter_assess_stamp(&a, js->last_stamp);
+		while (!jitter_assess_done(&a)) {
+			jitter_measure(js);
+			jitter_assess_stamp(&a, js->last_stamp);
+		}
+		ok = jitter_assess_verdict(&a, jitter_source.entropy_bits, v, why, whylen);
+		jitter_assess_free(&a);
+		/* A fine clock is judged as it always was; a coarse one, at length; a
+		 * clock that failed (stuck, backwards) more work cannot mend. */
+		if (!ok || (level == 0 && js->step > 0 &&
+		    v->mean_delta >= (double)js->step * JITTER_COARSE_STEPS))
+			break;
+		supported = jitter_grow_measure(js, JITTER_GROW_SAMPLES, &grown);
+		if (supported > 0.0) {
+			v->est = grown;
+			v->supported = supported;
+		}
+		if (supported >= jitter_source.entropy_bits || level == JITTER_MAX_GROWTH)
+			break;
+		level++;
 	}
-	ok = jitter_assess_verdict(&a, jitter_source.entropy_bits, v, why, whylen);
-	jitter_assess_free(&a);
+	if (ok && v->supported < JITTER_MIN_BITS) {
+		snprintf(why, whylen, "start-up: the work grew %u-fold and the samples still "
+		    "measure %.3g bits each (MCV %.3g, Markov %.3g, Lag %.3g), which supports "
+		    "%.3g bits per sample, less than %g: the clock is too coarse", 1u << level,
+		    v->est.min, v->est.mcv, v->est.markov, v->est.lag, v->supported,
+		    JITTER_MIN_BITS);
+		ok = false;
+	}
 	if (!ok) {
-		free(js->mem);
-		free(js);
+		jitter_state_free(js);
 		return NULL;
 	}
+	jitter_growth = level;
 	/* Prime the derivatives with the last start-up deltas. */
 	for (i = 0; i < 3; i++)
 		jitter_stuck(&js->deriv, jitter_measure(js));
@@ -608,7 +731,8 @@ jitter_state_free(struct jitter_state *js)
 {
 	if (js == NULL)
 		return;
-	explicit_bzero(js->mem, js->mem_mask + 1);
+	if (js->mem != NULL)
+		explicit_bzero(js->mem, js->mem_mask + 1);
 	free(js->mem);
 	explicit_bzero(js, sizeof *js);
 	free(js);
@@ -625,12 +749,22 @@ jitter_apply_verdict(struct entropyd_instance *inst, const struct jitter_state *
 {
 	const double claim = jitter_source.entropy_bits;
 
-	jitter_host->log(inst, ENTROPYD_LOG_INFO, "start-up: the clock steps by %llu%s, the "
-	    "work takes %.0f steps; %zu samples from %zu deltas (%zu stuck) measure %.3g bits "
-	    "each (MCV %.3g, Markov %.3g, Lag %.3g)", (unsigned long long)js->step,
-	    jitter_tick_hz != 0 ? " (quantized)" : "",
-	    js->step > 0 ? v->mean_delta / (double)js->step : 0.0, v->samples, v->deltas,
-	    v->stuck, v->est.min, v->est.mcv, v->est.markov, v->est.lag);
+	if (js->level > 0)
+		jitter_host->log(inst, ENTROPYD_LOG_INFO, "start-up: the clock steps by %llu%s, "
+		    "too coarse for the work: it grew %u-fold%s to %u memory accesses over a %zu "
+		    "KiB buffer a sample, which takes %.0f steps; %d samples measure %.3g bits "
+		    "each (MCV %.3g, Markov %.3g, Lag %.3g)", (unsigned long long)js->step,
+		    jitter_tick_hz != 0 ? " (quantized)" : "", 1u << js->level,
+		    js->level == JITTER_MAX_GROWTH ? " (its bound)" : "", js->accesses,
+		    (js->mem_mask + 1) >> 10, js->step > 0 ? v->mean_delta / (double)js->step :
+		    0.0, JITTER_GROW_SAMPLES, v->est.min, v->est.mcv, v->est.markov, v->est.lag);
+	else
+		jitter_host->log(inst, ENTROPYD_LOG_INFO, "start-up: the clock steps by %llu%s, "
+		    "the work takes %.0f steps; %zu samples from %zu deltas (%zu stuck) measure "
+		    "%.3g bits each (MCV %.3g, Markov %.3g, Lag %.3g)",
+		    (unsigned long long)js->step, jitter_tick_hz != 0 ? " (quantized)" : "",
+		    js->step > 0 ? v->mean_delta / (double)js->step : 0.0, v->samples, v->deltas,
+		    v->stuck, v->est.min, v->est.mcv, v->est.markov, v->est.lag);
 	if (v->supported >= claim)
 		return;
 	jitter_host->log(inst, ENTROPYD_LOG_WARNING, "start-up: the clock is too coarse for "

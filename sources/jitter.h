@@ -27,6 +27,26 @@
 #define JITTER_MAX_QUANTIZE_HZ 1000000000u
 #define JITTER_MIN_MEMSIZE 4096u
 #define JITTER_MAX_MEMSIZE (256u << 20)
+/*
+ * A coarse clock whose samples do not support the claim: the work per
+ * sample doubles, up to
+ * 2^JITTER_MAX_GROWTH times, the buffer with it (memsize auto) up to
+ * JITTER_GROWN_MEMSIZE, judged each time on JITTER_GROW_SAMPLES warm
+ * samples, until they support the claim.
+ */
+#define JITTER_MAX_GROWTH 6
+#define JITTER_GROWN_MEMSIZE (2u << 20)
+#define JITTER_GROW_SAMPLES 16384
+/* A clock is coarse when the work spans fewer of its steps (24 MHz: 26; a TSC: 3000). */
+#define JITTER_COARSE_STEPS 256
+/*
+ * Growth stops once the start-up look supports JITTER_GROW_MARGIN times the
+ * claim: taken in one burst at start-up, it measures more than the online
+ * estimate later finds over a sliding window (twice as much at 24 MHz).
+ */
+#define JITTER_GROW_MARGIN 2.0
+/* Timed work thrown away before judging: a fresh buffer's first touches fault. */
+#define JITTER_WARMUP_SAMPLES 64
 
 /* Derivatives of the timestamp: the delta and the two before it. */
 struct jitter_deriv {

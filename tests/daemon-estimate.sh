@@ -3,9 +3,10 @@
 # Online entropy estimates end to end: a raw source whose samples are
 # predictable has its credit lowered, logged, shown in /sources, /metrics
 # and /health, while a noisy one beside it keeps its claim (never more) and
-# keeps feeding; jitter on an emulated 24 MHz counter is credited no more
-# than its estimate supports, nor more than entropytest -e finds in its
-# captured samples; --capture of 12-bit samples writes their low 8 bits.
+# keeps feeding; jitter on an emulated 24 MHz counter grows its work and is
+# credited no more than its estimate supports, nor more than entropytest -e
+# finds in its captured samples; --capture of 12-bit samples writes their
+# low 8 bits.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
 entropyctl=$top_builddir/entropyctl
@@ -102,8 +103,9 @@ wait_for 300 holds jitter 'd["estimate"]["online"] is not None and
     d["estimate"]["online"]["window_samples"] == d["estimate"]["online"]["window_capacity"]'
 check "24 MHz: start-up measured the quantized clock" \
     grep -q "jitter: start-up: the clock steps by 1 (quantized)" "$tmp/jlog"
-check "24 MHz: credited per sample at most half the online estimate" holds jitter \
-    'd["estimate"]["bits"] <= d["estimate"]["online"]["bits"] / 2 and d["estimate"]["bits"] < 1 / 3'
+check "24 MHz: credited per sample at most half the online estimate, at most the claim" \
+    holds jitter 'd["estimate"]["bits"] <= d["estimate"]["online"]["bits"] / 2 and
+    d["estimate"]["bits"] <= 1 / 3'
 show_if_failed "$tmp/jlog"
 credited=$(field jitter 'd["estimate"]["bits"]')
 stop $pid
@@ -112,12 +114,12 @@ offline=$(awk '/^H_original:/ { h = $2 } /^min\(H_original/ { h = $NF } END { pr
 check "24 MHz: credited ($credited) at most entropytest -e on the captured samples ($offline)" \
     awk -v c="$credited" -v o="$offline" 'BEGIN { exit !(c != "" && o != "" && c <= o) }'
 show_if_failed "$tmp/j24.est"
-# How far below the claim the samples fall depends on the machine and its
-# load (on an idle one, well under 0.1 bits; preemption adds spread): what
-# must hold is the bound above, not a figure.
+# How much the samples hold depends on the machine and its load (preemption
+# adds spread): what must hold is the bound above, not a figure.
 diag "24 MHz: entropytest -e measures $offline bits per sample; the claim is 1/3"
-check "24 MHz: the run said why the credit fell" grep -Eq \
-    "jitter: (credit lowered from|start-up: the clock is too coarse for)" "$tmp/jlog"
+check "24 MHz: start-up said the clock is too coarse for the work, and grew it" grep -q \
+    "jitter: start-up: the clock steps by 1 (quantized), too coarse for the work: it grew" \
+    "$tmp/jlog"
 
 # 14-16: --capture of 12-bit samples writes bits 0-7 and says so.
 "$entropyd" -f -x all -n testraw12 -O testraw12:mode:count --plugin-dir "$tmp/plugins" \

@@ -1,10 +1,12 @@
 #!/bin/sh
-# jitter end to end: FIPS on its output, a coarse clock refused while other
-# sources carry on, bad options refused, and no CPU use once nothing is wanted.
+# jitter end to end: FIPS on its output, a stuck clock refused while other
+# sources carry on, a coarse one (an emulated 24 MHz counter) worked around
+# and credited, bad options refused, and no CPU use once nothing is wanted.
 . "$(dirname "$0")/lib.sh"
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
-plan 8
+entropyctl=$top_builddir/entropyctl
+plan 11
 
 # CPU ticks (user + system) a process has used.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -38,7 +40,8 @@ check "jitter: start-up tests on raw samples, then 1/3 bit per sample" sh -c \
     "grep -q 'jitter: start-up tests passed' '$tmp/fips.log' &&
     grep -q 'jitter: reading .*0.333333 bits per sample credited' '$tmp/fips.log'"
 
-# A coarse clock fails start-up with a clear line; the file source carries on.
+# A clock stuck between ticks (monotonic_coarse) fails start-up with a clear
+# line; the file source carries on.
 head -c 200000 /dev/urandom >"$tmp/data"
 "$entropyd" -f -x all -n jitter -n file -O jitter:clock:monotonic_coarse \
     -O "file:path:$tmp/data" -O file:entropy:8 -o "$tmp/out" 2>"$tmp/coarse.log" &
@@ -49,6 +52,27 @@ check "coarse clock: jitter refused with a clear message" grep -Eq \
     "jitter: start-up: .*(too coarse|stuck).*; not used" "$tmp/coarse.log"
 check "coarse clock: the daemon runs on with the file source" sh -c \
     "kill -0 $pid && test -s '$tmp/out'"
+stop $pid
+
+# A 24 MHz counter, as many arm64 boards have: the work grows until its
+# samples carry entropy; it is credited, and not suspended for being coarse.
+# field EXPR: a Python expression over d, jitter's /sources object.
+field() {
+	"$entropyctl" --json sources jitter 2>/dev/null |
+	    python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+"$entropyd" -f -x all -n jitter -O jitter:quantize_hz:24M -o /dev/null 2>"$tmp/24.log" &
+pid=$!
+track $pid
+wait_for 600 test "$(field 'd["counters"]["bytes_conditioned"] > 4096')" = True
+check "24 MHz: start-up grew the work and said so" grep -Eq \
+    "jitter: start-up: the clock steps by 1 \(quantized\), too coarse for the work: it grew [0-9]+-fold to [0-9]+ memory accesses" \
+    "$tmp/24.log"
+check "24 MHz: 4 KiB conditioned (32768 bits credited), the source running" test \
+    "$(field 'd["state"] == "running" and d["counters"]["bytes_conditioned"] > 4096 and d["estimate"]["bits"] > 0')" = True
+show_if_failed "$tmp/24.log"
+check "24 MHz: never suspended (no repeat test failure on its honest samples)" test \
+    "$(field 'd["failure_score"]["suspensions"] == 0 and d["test_failures"]["repeat"] == 0')" = True
 stop $pid
 
 "$entropyd" -f -x all -n jitter -O jitter:osr:2 -o "$tmp/out" 2>"$tmp/osr.log"

@@ -688,6 +688,29 @@ Test(jitter, open_lowers_the_credit_to_what_start_up_measured)
 	jitter_clock_override = NULL;
 }
 
+Test(jitter, a_coarse_counter_grows_the_work_until_the_samples_support_the_claim)
+{
+	uint8_t buf[1024];
+	char err[256] = "";
+	void *state = NULL;
+
+	/* A 24 MHz counter (monotonic_raw cut to its ticks): the work of level 0
+	 * spans some 25 ticks and its samples hold a hundredth of a bit. */
+	fake_reset(&jitter_source);
+	fake_set_option("quantize_hz", "24M");
+	cr_assert_eq(jitter_source.configure(&fake_module, fake_host(), err, sizeof err), 0, "%s",
+	    err);
+	cr_assert_eq(jitter_source.open(&fake_instances[0], &state), 0, "%s", fake_log);
+	cr_expect(strstr(fake_log, "(quantized), too coarse for the work: it grew") != NULL, "%s",
+	    fake_log);
+	cr_expect(strstr(fake_log, "memory accesses over a") != NULL, "%s", fake_log);
+	/* Whatever it reached, what it credits is what its samples support. */
+	cr_expect(fake_instances[0].limit_bits == -1 || (fake_instances[0].limit_bits > 0 &&
+	    fake_instances[0].limit_bits < 1.0 / 3), "limit %g", fake_instances[0].limit_bits);
+	cr_assert_eq(jitter_source.read(state, buf, sizeof buf), (ssize_t)sizeof buf);
+	jitter_source.close(state);
+}
+
 Test(jitter, real_clock_delivers_samples)
 {
 	uint8_t buf[1024];

@@ -443,3 +443,79 @@ Test(repeat, raw_repeats_are_discarded_before_the_conditioner)
 	pipeline_free(&p);
 	free(in);
 }
+
+/*
+ * Samples of little entropy, as a coarse clock's jitter gives them: 25
+ * ticks, and one sample in 200 one tick more or less. About 15 % of the
+ * 384-sample windows that hold 128 bits at jitter's claimed 1/3 bit per
+ * sample hold no deviation at all, and are equal by chance.
+ */
+static void
+coarse_samples(uint8_t *s, size_t n)
+{
+	uint8_t r[2];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		random_bytes(r, sizeof r);
+		s[i] = (uint16_t)(r[0] | r[1] << 8) % 200 == 0 ? (uint8_t)(24 + 2 * (r[0] & 1)) : 25;
+	}
+}
+
+Test(repeat, raw_windows_follow_a_lowered_credit)
+{
+	struct pipeline p;
+
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	cr_expect_eq(p.repeat.window, 384, "128 bits at the claim");
+	pipeline_recredit(&p, 0.05);
+	cr_expect_eq(p.repeat.window, 2560, "128 bits at the credit now");
+	pipeline_recredit(&p, 0.01);
+	cr_expect_eq(p.repeat.window, REPEAT_WINDOW_MAX, "capped");
+	pipeline_free(&p);
+}
+
+Test(repeat, honest_samples_of_little_entropy_are_not_repeats)
+{
+	struct pipeline p;
+	size_t n = 400000;
+	uint8_t *s = malloc(n);
+
+	coarse_samples(s, n);
+	/* The online estimate lowers the credit; the windows follow it, so
+	 * they hold 128 bits again and these samples do not repeat by chance. */
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	pipeline_input(&p, s, n);
+	cr_expect_gt(p.count.credit_lowered, 0, "the online estimate lowered the credit");
+	cr_expect_lt(p.unit_bits, 0.05);
+	/* 384-sample windows would match thousands of times (one long "repeat"
+	 * discarding nearly every sample; with 25 such stretches a source is
+	 * suspended, as jitter was on a 24 MHz counter). */
+	cr_expect_eq(p.repeat.hits, 0, "%llu windows matched by chance",
+	    (unsigned long long)p.repeat.hits);
+	cr_expect_eq(p.count.test_failures[PIPELINE_TEST_REPEAT], 0);
+	cr_expect_not(pipeline_failing(&p), "not suspended");
+	pipeline_free(&p);
+	free(s);
+}
+
+Test(repeat, a_stale_buffer_of_little_entropy_is_still_caught)
+{
+	struct pipeline p;
+	size_t n = 200000, i, failures;
+	uint8_t *s = malloc(n + 40 * 4096);
+
+	coarse_samples(s, n);
+	pipeline_init(&p, true, 8, 1.0 / 3);
+	pipeline_input(&p, s, n);
+	cr_assert_lt(p.unit_bits, 0.05, "lowered first");
+	failures = p.count.test_failures[PIPELINE_TEST_REPEAT];
+	/* Then one 4096-sample read handed back forty times. */
+	for (i = 0; i < 40; i++)
+		memcpy(s + n + i * 4096, s + n - 4096, 4096);
+	pipeline_input(&p, s + n, 40 * 4096);
+	cr_expect_gt(p.count.test_failures[PIPELINE_TEST_REPEAT], failures, "caught");
+	cr_expect_geq(p.count.samples_discarded, 38 * 4096, "and its copies discarded");
+	pipeline_free(&p);
+	free(s);
+}

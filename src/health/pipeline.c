@@ -89,8 +89,15 @@ pipeline_recredit(struct pipeline *p, double unit_bits)
 	condition_init(&p->cond, unit_bits, p->sample_bytes);
 	if (!rose)
 		reserve_clear(&p->reserve);
-	if (p->raw)
+	if (p->raw) {
 		sp80090b_init(&p->health, unit_bits > 0 ? unit_bits : 1, p->health.sample_bits);
+		/* Windows of REPEAT_WINDOW_BITS at the new credit; what the old held back goes. */
+		p->count.samples_discarded += (p->repeat.pos - p->repeat.released) / p->sample_bytes;
+		repeat_free(&p->repeat);
+		repeat_init_samples(&p->repeat, p->sample_bytes, unit_bits);
+		p->raw_repeating = false;
+		p->carry_repeated = false;
+	}
 	/* The block being gathered carries the old credit: start the FIPS tests afresh. */
 	p->bootstrap_len = 0;
 	p->block_len = 0;

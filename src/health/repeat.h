@@ -41,6 +41,17 @@
  * in about 6 million (FIPS 140-2 fails one in 1300). Raw samples carry
  * little entropy each: their windows hold at least REPEAT_WINDOW_BITS of
  * assessed entropy, hashed with NH over 64-bit words and keyed mixing.
+ * Assessed means credited now: when the online estimate lowers a raw
+ * source's credit, its windows grow to match (pipeline_recredit), or
+ * honest samples of little entropy would repeat by chance (384 samples of
+ * 1/100 bit each carry 4 bits: among 4096 windows, hundreds of matches)
+ * and a sound source would be failed and suspended for it. A stale buffer
+ * repeated over and over still shows as repeats as long as any window; a
+ * single stale stretch shorter than a window goes by, carrying less than
+ * REPEAT_WINDOW_BITS of credit. Conditioned output is no place for the
+ * test: it hashes a fixed number of samples at a time, so a stale raw
+ * buffer shows there only once the chunk boundaries line up with it
+ * again, after its copies were credited.
  *
  * Most look-ups find nothing, and are answered by a filter: per
  * generation, 2 bits a remembered window in the 64-bit word of its bucket.
@@ -74,8 +85,9 @@
 #define REPEAT_BYTE_LOOKUP 7u
 /* Where both grids meet again. */
 #define REPEAT_BYTE_PERIOD (REPEAT_BYTE_INSERT * REPEAT_BYTE_LOOKUP)
-/* The widest window (raw samples of little entropy each). */
-#define REPEAT_WINDOW_MAX 512u
+/* The widest window (raw samples of little entropy each): 128 bits down to
+ * 1/32 bit per 8-bit sample. */
+#define REPEAT_WINDOW_MAX 4096u
 /* Assessed entropy a raw window carries at least. */
 #define REPEAT_WINDOW_BITS 128u
 /* Marked ranges waiting to be released; more are merged (marking more). */

@@ -31,6 +31,11 @@
  *                       with the daemon's -s step; a source without a pollable
  *                       fd is read by the daemon's reader thread, as the
  *                       daemon reads it: "feed BYTES SECONDS BITS"
+ *   credit NAME SECONDS [OPTION...]
+ *                       a raw-sample source as the daemon runs it (its
+ *                       pipeline with the online estimates, a suspension
+ *                       started afresh at once) for SECONDS of CPU time:
+ *                       "credit BITS SECONDS SUSPENSIONS CREDIT_PER_SAMPLE"
  *   egd CLIENTS SECONDS SOCKET
  *                       EGD clients on the broker's Unix socket, each keeping
  *                       16 blocking reads of 255 bytes asked, for SECONDS:
@@ -271,19 +276,17 @@ bench_rdrand(double seconds)
 }
 #endif
 
-/* A module's read() alone, as the daemon's reader thread calls it when warm. */
+/*
+ * Configure the built-in NAME (argv[0]) with the daemon's OPTIONs
+ * (argv[2...]), probe it and open its first instance; EX_OK or why not.
+ */
 static int
-bench_source(int argc, char **argv)
+bench_open_source(int argc, char **argv, struct config *cfg, struct entropyd_module **mp,
+    void **state)
 {
 	char *args[64] = { "entropyd-bench", "-x", "all", "-n", argv[0] }, err[256];
 	struct entropyd_module *m;
 	struct entropyd_instance *inst;
-	struct config cfg;
-	double secs = atof(argv[1]), t0, t = 0;
-	uint64_t bytes = 0;
-	uint8_t *buf;
-	void *state;
-	ssize_t n = 0;
 	int i, nargs = 5;
 
 	for (i = 2; i < argc && nargs < 63; i++)
@@ -291,8 +294,8 @@ bench_source(int argc, char **argv)
 	log_init("entropyd-bench", LOG_TO_STDERR, -1);
 	condition_global_init();
 	registry_add_builtins();
-	if (options_parse(&cfg, nargs, args, err, sizeof err) != 0 ||
-	    registry_configure(&cfg, NULL, err, sizeof err) != 0) {
+	if (options_parse(cfg, nargs, args, err, sizeof err) != 0 ||
+	    registry_configure(cfg, NULL, err, sizeof err) != 0) {
 		fprintf(stderr, "entropyd-bench: %s\n", err);
 		return EX_USAGE;
 	}
@@ -302,10 +305,29 @@ bench_source(int argc, char **argv)
 		    m && m->unusable ? m->unusable : "unknown");
 		return EX_UNAVAILABLE;
 	}
-	if (m->src->open(inst, &state) == -1) {
+	if (m->src->open(inst, state) == -1) {
 		fprintf(stderr, "entropyd-bench: %s: open failed\n", argv[0]);
 		return EX_UNAVAILABLE;
 	}
+	*mp = m;
+	return EX_OK;
+}
+
+/* A module's read() alone, as the daemon's reader thread calls it when warm. */
+static int
+bench_source(int argc, char **argv)
+{
+	struct entropyd_module *m;
+	struct config cfg;
+	double secs = atof(argv[1]), t0, t = 0;
+	uint64_t bytes = 0;
+	uint8_t *buf;
+	void *state;
+	ssize_t n = 0;
+	int rc;
+
+	if ((rc = bench_open_source(argc, argv, &cfg, &m, &state)) != EX_OK)
+		return rc;
 	buf = xmalloc(PIPELINE_READ_MAX);
 	t0 = bench_now();
 	do {
@@ -355,6 +377,56 @@ bench_through_pipeline(struct entropyd_module *m, void *state, struct pipeline *
 		*took = bench_cpu() - t0;
 	} while (*took < secs && (n > 0 || n == ENTROPYD_READ_AGAIN));
 	return bytes;
+}
+
+/*
+ * A raw-sample source as the daemon runs it, for seconds of CPU time: reads
+ * of PIPELINE_RAW_READ through a pipeline with the online estimates, its
+ * reserve drained as a sink would; a suspension starts it afresh at once,
+ * as the daemon's retry does (the wait costs no CPU). The credited bits,
+ * the CPU seconds, the suspensions and the credit per sample at the end.
+ */
+static int
+bench_credit(int argc, char **argv)
+{
+	static uint8_t buf[PIPELINE_RAW_READ], out[4096];
+	struct entropyd_module *m;
+	struct pipeline *p;
+	struct config cfg;
+	double secs = atof(argv[1]), t0, t;
+	uint64_t credited = 0, bits, suspended = 0;
+	void *state;
+	ssize_t n;
+	int rc;
+
+	if ((rc = bench_open_source(argc, argv, &cfg, &m, &state)) != EX_OK)
+		return rc;
+	if (!(m->src->flags & ENTROPYD_SOURCE_RAW_SAMPLES)) {
+		fprintf(stderr, "entropyd-bench: %s delivers no raw samples\n", argv[0]);
+		return EX_UNAVAILABLE;
+	}
+	/* The instance's own pipeline: the one its start-up verdict may limit. */
+	p = &TAILQ_FIRST(&m->instances)->pipe;
+	t0 = bench_cpu();
+	do {
+		n = m->src->read(state, buf, sizeof buf);
+		if (n > 0)
+			pipeline_input(p, buf, (size_t)n);
+		while (reserve_take(&p->reserve, out, sizeof out, &bits) > 0)
+			credited += bits;
+		if (pipeline_failing(p)) {
+			suspended++;
+			pipeline_suspended(p);
+			pipeline_restart(p);
+		}
+		t = bench_cpu() - t0;
+	} while (t < secs && (n > 0 || n == ENTROPYD_READ_AGAIN));
+	printf("credit %llu %.6f %llu %.6g\n", (unsigned long long)credited, t,
+	    (unsigned long long)suspended, p->unit_bits);
+	m->src->close(state);
+	registry_free();
+	options_free(&cfg);
+	return EX_OK;
 }
 
 /* A raw source through the pipeline with the online estimates on and off, interleaved. */
@@ -702,6 +774,8 @@ main(int argc, char **argv)
 		return bench_estimate(argc - 2, argv + 2);
 	if (argc >= 4 && strcmp(argv[1], "feed") == 0 && atof(argv[3]) > 0)
 		return bench_feed(argc - 2, argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "credit") == 0 && atof(argv[3]) > 0)
+		return bench_credit(argc - 2, argv + 2);
 	if (argc >= 4 && strcmp(argv[1], "startup") == 0)
 		return bench_startup(argv + 2);
 	if (argc == 5 && strcmp(argv[1], "waiters") == 0)
@@ -714,8 +788,8 @@ main(int argc, char **argv)
 		return bench_egd_rss(atoi(argv[2]), argv[3], atol(argv[4]));
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
 	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS | "
-	    "feed NAME SECONDS [OPTION...] | startup LOG ENTROPYD [ARGUMENT...] | "
-	    "waiters SOCKET FILE N | egd CLIENTS SECONDS SOCKET | egdlat COUNT SOCKET | "
-	    "egdrss CLIENTS SOCKET PID\n");
+	    "feed NAME SECONDS [OPTION...] | credit NAME SECONDS [OPTION...] | "
+	    "startup LOG ENTROPYD [ARGUMENT...] | waiters SOCKET FILE N | "
+	    "egd CLIENTS SECONDS SOCKET | egdlat COUNT SOCKET | egdrss CLIENTS SOCKET PID\n");
 	return EX_USAGE;
 }

@@ -329,6 +329,44 @@ else
 	line estimate "skipped: $(tail -1 "$work/est.err")"
 fi
 
+# --- Jitter's credit: its own clock, and an emulated 24 MHz counter ---------
+# The jitter source as the daemon runs it (its pipeline with the online
+# estimates; a suspension starts it afresh at once), BENCH_JITTER_SECONDS
+# (default 10) of CPU time per run: credited bits per CPU second, the credit
+# per sample it ended at, and suspensions. On a 24 MHz counter (many arm64
+# boards have no finer one) start-up grows the work until the samples carry
+# entropy: it must credit at least 1000 bits a second and never be suspended.
+jit_secs=${BENCH_JITTER_SECONDS:-10}
+for clock in default 24mhz; do
+	opt=""
+	[ $clock = 24mhz ] && opt="-O jitter:quantize_hz:24M"
+	: >"$work/jit.rate"
+	: >"$work/jit.susp"
+	r=0
+	while [ $r -lt "$runs" ]; do
+		# shellcheck disable=SC2086 # opt is an option and its value, or nothing
+		"$bench" credit jitter "$jit_secs" $opt >"$work/jit" 2>"$work/jit.err" || break
+		awk '{ printf "%.6g\n", $2 / $3 }' "$work/jit" >>"$work/jit.rate"
+		awk '{ print $4 }' "$work/jit" >>"$work/jit.susp"
+		r=$((r + 1))
+	done
+	if [ ! -s "$work/jit.rate" ]; then
+		line "jitter-$clock" "skipped: $(tail -1 "$work/jit.err")"
+		continue
+	fi
+	s=$(stats <"$work/jit.rate")
+	med=$(echo "$s" | cut -d' ' -f2)
+	susp=$(awk '{ n += $1 } END { print n + 0 }' "$work/jit.susp")
+	per=$(awk '{ print $5 }' "$work/jit")
+	if [ $clock = 24mhz ]; then
+		ok=$(awk -v m="$med" -v s="$susp" 'BEGIN { print (m >= 1000 && s == 0) ? "PASS" : "MISS" }')
+		target="target >= 1000 bits/s, no suspension $ok"
+	else
+		target="target: at least today's default (credited bits per CPU second)"
+	fi
+	line "jitter-$clock" "$med credited bits per CPU s (min/median/max $(echo "$s" | tr ' ' /)), credit $per bits per sample at the end, $susp suspensions | $target"
+done
+
 # --- Plugins: a drop-in in its host process ----------------------------------
 # plugin-pipeline: a built-in compiled unchanged as a drop-in, through its
 # host and the whole pipeline, against the same module's read() alone (as
