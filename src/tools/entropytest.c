@@ -565,13 +565,44 @@ entropytest_loop(struct fips_ctx *ctx)
 	}
 }
 
-/* One figure in ea_non_iid -v's words: "\tNAME[ (bit string)] = H / WIDTH bit(s)". */
+/*
+ * One figure in the NIST tools' -v words: "\tNAME[ (which)] = H / WIDTH
+ * bit(s)", WIDTH the string's symbol width (1 for the estimators of binary
+ * strings alone).
+ */
 static void
-entropytest_figure(const struct assess_string *s, enum assess_test t, unsigned width)
+entropytest_figure(const struct assess_string *s, const char *which, enum assess_test t,
+    unsigned bits)
 {
+	unsigned width = t == ASSESS_COLLISION || t == ASSESS_MARKOV ||
+	    t == ASSESS_COMPRESSION ? 1 : bits;
+
 	if (s->run && s->h[t] >= 0.0)
-		printf("\t%s%s = %f / %u bit(s)\n", assess_test_name(t),
-		    s == &entropytest_assessment.bits ? " (bit string)" : "", s->h[t], width);
+		printf("\t%s%s = %f / %u bit(s)\n", assess_test_name(t), which, s->h[t], width);
+}
+
+/*
+ * Two strings' figures in the NIST tools' order: each estimator on a, then
+ * on b; T-Tuple of both before LRS of both.
+ */
+static void
+entropytest_figures(const struct assess_string *a, const char *a_which, unsigned a_bits,
+    const struct assess_string *b, const char *b_which, unsigned b_bits)
+{
+	int t;
+
+	for (t = 0; t < ASSESS_TESTS; t++) {
+		if (t == ASSESS_TUPLE) {
+			entropytest_figure(a, a_which, ASSESS_TUPLE, a_bits);
+			entropytest_figure(b, b_which, ASSESS_TUPLE, b_bits);
+			entropytest_figure(a, a_which, ASSESS_LRS, a_bits);
+			entropytest_figure(b, b_which, ASSESS_LRS, b_bits);
+			t = ASSESS_LRS;
+			continue;
+		}
+		entropytest_figure(a, a_which, (enum assess_test)t, a_bits);
+		entropytest_figure(b, b_which, (enum assess_test)t, b_bits);
+	}
 }
 
 /* Say on standard error why a string's tuple estimates did not run. */
@@ -632,11 +663,10 @@ entropytest_estimates(void)
 {
 	const struct assess_string *lit = &entropytest_assessment.literal,
 	    *bits = &entropytest_assessment.bits;
-	unsigned b = opt.sample_bits, lw;
+	unsigned b = opt.sample_bits;
 	uint64_t n;
 	uint8_t *samples;
 	bool missing;
-	int t;
 
 	samples = entropytest_samples(&n);
 	if (samples == NULL)
@@ -665,21 +695,7 @@ entropytest_estimates(void)
 	missing = entropytest_tuple_missing(bits, "bit string");
 	missing = entropytest_tuple_missing(lit, "samples") || missing;
 	/* ea_non_iid's order: each estimator on the bit string, then the samples. */
-	for (t = 0; t < ASSESS_TESTS; t++) {
-		/* Collision, Markov and Compression are per bit on a binary string. */
-		lw = t == ASSESS_COLLISION || t == ASSESS_MARKOV || t == ASSESS_COMPRESSION ? 1 : b;
-		if (t == ASSESS_TUPLE) {
-			/* T-Tuple of both, then LRS of both. */
-			entropytest_figure(bits, ASSESS_TUPLE, 1);
-			entropytest_figure(lit, ASSESS_TUPLE, b);
-			entropytest_figure(bits, ASSESS_LRS, 1);
-			entropytest_figure(lit, ASSESS_LRS, b);
-			t = ASSESS_LRS;
-			continue;
-		}
-		entropytest_figure(bits, (enum assess_test)t, 1);
-		entropytest_figure(lit, (enum assess_test)t, lw);
-	}
+	entropytest_figures(bits, " (bit string)", 1, lit, "", b);
 	printf("\nH_original: %f\n", entropytest_assessment.h_original);
 	if (bits->run) {
 		printf("H_bitstring: %f\n", entropytest_assessment.h_bitstring);
@@ -687,15 +703,6 @@ entropytest_estimates(void)
 		    entropytest_assessment.h_assessed);
 	}
 	return missing ? EX_UNAVAILABLE : EXIT_SUCCESS;
-}
-
-/* One restart figure in ea_restart -v's words: "\tNAME (Rows) = H / WIDTH bit(s)". */
-static void
-entropytest_restart_figure(const struct assess_string *s, const char *which, enum assess_test t,
-    unsigned width)
-{
-	if (s->h[t] >= 0.0)
-		printf("\t%s (%s) = %f / %u bit(s)\n", assess_test_name(t), which, s->h[t], width);
 }
 
 /*
@@ -709,12 +716,11 @@ static int
 entropytest_restart(void)
 {
 	static struct restart r;
-	unsigned b = opt.sample_bits, lw;
+	unsigned b = opt.sample_bits;
 	uint64_t n;
 	uint8_t *samples;
 	double h_i = opt.min_entropy;
 	bool missing;
-	int t;
 
 	samples = entropytest_samples(&n);
 	if (samples == NULL)
@@ -744,20 +750,7 @@ entropytest_restart(void)
 	printf("\nRestart Sanity Check Passed...\n\n");
 	missing = entropytest_tuple_missing(&r.rows, "rows");
 	missing = entropytest_tuple_missing(&r.cols, "columns") || missing;
-	for (t = 0; t < ASSESS_TESTS; t++) {
-		lw = t == ASSESS_COLLISION || t == ASSESS_MARKOV || t == ASSESS_COMPRESSION ? 1 : b;
-		if (t == ASSESS_TUPLE) {
-			/* T-Tuple of both, then LRS of both. */
-			entropytest_restart_figure(&r.rows, "Rows", ASSESS_TUPLE, b);
-			entropytest_restart_figure(&r.cols, "Cols", ASSESS_TUPLE, b);
-			entropytest_restart_figure(&r.rows, "Rows", ASSESS_LRS, b);
-			entropytest_restart_figure(&r.cols, "Cols", ASSESS_LRS, b);
-			t = ASSESS_LRS;
-			continue;
-		}
-		entropytest_restart_figure(&r.rows, "Rows", (enum assess_test)t, lw);
-		entropytest_restart_figure(&r.cols, "Cols", (enum assess_test)t, lw);
-	}
+	entropytest_figures(&r.rows, " (Rows)", b, &r.cols, " (Cols)", b);
 	printf("\nH_r: %f\nH_c: %f\nH_I: %f\n\n", r.h_r, r.h_c, r.h_i);
 	if (!r.valid) {
 		printf("*** min(H_r, H_c) < H_I/2, Validation Testing Failed ***\n");

@@ -42,7 +42,6 @@ static const char *
 capture_which_bits(const char *path)
 {
 	static char line[4200];
-
 	const char *tool = capture.restarts ? "entropytest -R -w" : "ea_non_iid";
 
 	if (capture.restarts && capture.sample_bits > 8)
@@ -64,11 +63,11 @@ int
 capture_start(const struct config *cfg, char *err, size_t errlen)
 {
 	struct entropyd_module *m;
+	const char *flag;
 
 	if (cfg->capture_source == NULL)
 		return 0;
-	const char *flag = cfg->capture_restarts ? "--capture-restarts" : "--capture";
-
+	flag = cfg->capture_restarts ? "--capture-restarts" : "--capture";
 	if ((m = registry_find(cfg->capture_source)) == NULL) {
 		snprintf(err, errlen, "%s: unknown source '%s' (entropyd -l lists them)", flag,
 		    cfg->capture_source);
