@@ -649,9 +649,9 @@ jitter_grow_measure(struct jitter_state *js, size_t n, struct estimate_result *r
  * Allocate the state and run the start-up assessment: the clock's step,
  * then timed work until the samples it gives can be judged. On a coarse
  * clock (the work spans fewer than JITTER_COARSE_STEPS steps) they are
- * judged on JITTER_GROW_SAMPLES samples, and where they do not support the
- * claim the work grows (jitter_set_level) until they do or it reaches
- * JITTER_MAX_GROWTH. NULL with why set on failure; else v says what was
+ * judged on JITTER_GROW_SAMPLES samples, and until they support the claim
+ * and the work spans JITTER_COARSE_STEPS steps the work grows
+ * (jitter_set_level), at most to JITTER_MAX_GROWTH. NULL with why set on failure; else v says what was
  * found (at a grown level, v's estimate is the long one).
  */
 static struct jitter_state *
@@ -664,7 +664,7 @@ jitter_state_new(struct entropyd_module *module, struct jitter_verdict *v, char 
 	unsigned level = jitter_growth;
 	double supported;
 	size_t i;
-	bool ok;
+	bool ok, wide;
 
 	if ((js = calloc(1, sizeof *js)) == NULL) {
 		snprintf(why, whylen, "%s", strerror(ENOMEM));
@@ -695,15 +695,18 @@ jitter_state_new(struct entropyd_module *module, struct jitter_verdict *v, char 
 		jitter_assess_free(&a);
 		/* A fine clock is judged as it always was; a coarse one, at length; a
 		 * clock that failed (stuck, backwards) more work cannot mend. */
-		if (!ok || (level == 0 && js->step > 0 &&
-		    v->mean_delta >= (double)js->step * JITTER_COARSE_STEPS))
+		wide = js->step > 0 && v->mean_delta >= (double)js->step * JITTER_COARSE_STEPS;
+		if (!ok || (level == 0 && wide))
 			break;
 		supported = jitter_grow_measure(js, JITTER_GROW_SAMPLES, &grown);
 		if (supported > 0.0) {
 			v->est = grown;
 			v->supported = supported;
 		}
-		if (supported >= jitter_source.entropy_bits || level == JITTER_MAX_GROWTH)
+		/* Work of a few steps measures well in a burst (a busy machine) and
+		 * then collapses: stop only once it spans the steps too. */
+		if ((supported >= jitter_source.entropy_bits && (wide || js->step == 0)) ||
+		    level == JITTER_MAX_GROWTH)
 			break;
 		level++;
 	}

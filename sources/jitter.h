@@ -32,7 +32,8 @@
  * sample doubles, up to
  * 2^JITTER_MAX_GROWTH times, the buffer with it (memsize auto) up to
  * JITTER_GROWN_MEMSIZE, judged each time on JITTER_GROW_SAMPLES warm
- * samples, until they support the claim.
+ * samples, until they support the claim and the work spans
+ * JITTER_COARSE_STEPS steps.
  */
 #define JITTER_MAX_GROWTH 6
 #define JITTER_GROWN_MEMSIZE (2u << 20)
