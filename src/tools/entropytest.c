@@ -75,6 +75,8 @@ static struct {
 static volatile sig_atomic_t entropytest_stop;
 /* -e: the figures (large: kept out of the stack). */
 static struct assess entropytest_assessment;
+/* The samples of -e and -R, held here until exit (it may come from any check). */
+static uint8_t *entropytest_input;
 
 static void entropytest_usage(FILE *, int) __attribute__((noreturn));
 
@@ -639,13 +641,11 @@ entropytest_slurp(uint64_t *n)
 static uint8_t *
 entropytest_samples(uint64_t *n)
 {
-	uint8_t *samples = entropytest_slurp(n);
+	uint8_t *samples = entropytest_input = entropytest_slurp(n);
 	uint64_t i;
 
-	if (entropytest_stop) {
-		free(samples);
+	if (entropytest_stop)
 		return NULL;
-	}
 	for (i = 0; i < *n; i++)
 		if (samples[i] >> opt.sample_bits != 0)
 			fatalc(EX_DATAERR, "sample %llu (0x%02x) does not fit in %u bits (-w)",
@@ -685,10 +685,8 @@ entropytest_estimates(void)
 		printf("%llu samples of %u bits, all the same value: no entropy\n",
 		    (unsigned long long)n, b);
 		printf("\nH_original: %f\n", 0.0);
-		free(samples);
 		return EXIT_SUCCESS;
 	}
-	free(samples);
 	printf("%llu samples of %u bits, %u distinct values%s\n\n", (unsigned long long)n, b,
 	    entropytest_assessment.alphabet, lit->binary && b > 1 ?
 	    " (taken as binary, as ea_non_iid takes them)" : "");
@@ -737,7 +735,6 @@ entropytest_restart(void)
 	}
 	if (restart_run(samples, b, h_i, divsufsort_dl_sort, &r) != 0)
 		fatalc(EX_DATAERR, "all the samples are the same value: no entropy");
-	free(samples);
 	printf("H_I: %f\n", r.h_i);
 	printf("ALPHA: %.17g, X_cutoff: %u\n", r.alpha, r.cutoff);
 	printf("X_r: %u, X_c: %u (the most common value's count in a row, in a column)\n",
@@ -769,14 +766,16 @@ main(int argc, char **argv)
 	uint8_t boot[2 * FIPS_BOOTSTRAP_BYTES];
 	size_t want = FIPS_BOOTSTRAP_BYTES, got;
 	bool bad;
+	int rc;
 
 	log_init("entropytest", LOG_TO_STDERR, 0);
 	entropytest_options(argc, argv);
 	stats.start_ns = clock_now_ns();
-	if (opt.estimate)
-		return entropytest_estimates();
-	if (opt.restart)
-		return entropytest_restart();
+	if (opt.estimate || opt.restart) {
+		rc = opt.estimate ? entropytest_estimates() : entropytest_restart();
+		free(entropytest_input);
+		return rc;
+	}
 	if (opt.sample_bits)
 		sp80090b_init(&entropytest_health, opt.min_entropy,
 		    opt.sample_bits);
