@@ -610,8 +610,8 @@ jitter_set_level(struct jitter_state *js, struct entropyd_module *module, unsign
 /*
  * The entropy of n warm samples at this work, as the online estimates see
  * it, and the credit per sample that supports with JITTER_GROW_MARGIN to
- * spare (at most the claim). Enough
- * samples that the Lag predictor sees the pattern a coarse clock makes:
+ * spare (at most the claim). Enough samples that the Lag predictor sees
+ * the pattern a coarse clock makes:
  * 1024 of them measure a 24 MHz counter's samples at half a bit, 16384 at
  * the 0.01 NIST's tool finds.
  */
@@ -651,8 +651,9 @@ jitter_grow_measure(struct jitter_state *js, size_t n, struct estimate_result *r
  * clock (the work spans fewer than JITTER_COARSE_STEPS steps) they are
  * judged on JITTER_GROW_SAMPLES samples, and until they support the claim
  * and the work spans JITTER_COARSE_STEPS steps the work grows
- * (jitter_set_level), at most to JITTER_MAX_GROWTH. NULL with why set on failure; else v says what was
- * found (at a grown level, v's estimate is the long one).
+ * (jitter_set_level), at most to JITTER_MAX_GROWTH. NULL with why set on
+ * failure; else v says what was found (at a grown level, v's estimate is
+ * the long one).
  */
 static struct jitter_state *
 jitter_state_new(struct entropyd_module *module, struct jitter_verdict *v, char *why,

@@ -55,7 +55,8 @@ struct dict {
 	uint32_t nprefix, prefix_len;
 	struct dict_slot *slot;
 	uint64_t slot_mask;
-	uint64_t *filter;            /* a bit per hash value's top DICT_FILTER_BITS: some prefix has it */
+	/* A bit per value of a hash's top DICT_FILTER_BITS: some prefix has it. */
+	uint64_t *filter;
 	struct dict_pair *pair;
 	uint64_t npair, pair_mask;
 	uint32_t *counts;            /* dense: [prefix][symbol] */

@@ -181,11 +181,12 @@ estimate_predict_mcw(const uint8_t *s, uint64_t n, unsigned k, struct estimate_p
 /*
  * The tool's scoreboard over a block of up to 64 positions: bit t of
  * right[p] (bit 63 - t if msb_first) is set when predictor p guessed
- * position t right, of found[p] when it guessed at all (NULL: always). The winner's guesses are scored
- * into r; a predictor right at t then takes the lead on reaching the top
- * score, in predictor order. Only predictors whose score plus their right
- * guesses in the block could reach the top are stepped through; the
- * others just add their right guesses.
+ * position t right, of found[p] when it guessed at all (NULL: always).
+ * The winner's guesses are scored into r; a predictor right at t then
+ * takes the lead on reaching the top score, in predictor order. Only
+ * predictors whose score plus their right guesses in the block could
+ * reach the top are stepped through; the others just add their right
+ * guesses.
  */
 static inline void
 predict_board(uint64_t *score, unsigned np, unsigned *winner, const uint64_t *right,
