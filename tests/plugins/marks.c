@@ -5,8 +5,9 @@
  * how many bytes the instance had read when it was called:
  * "forget called after N bytes read". With -O testmarks:thread:1 it reads
  * from a thread of its host (no pollfd, a blocking read) instead of being
- * polled. tests/daemon-plugin-forget.sh knows from that line which bytes
- * were read before a VM generation change, wherever they were held.
+ * polled. tests/integration/daemon-plugin-forget.sh knows from that line
+ * which bytes were read before a VM generation change, wherever they were
+ * held.
  */
 #include <errno.h>
 #include <fcntl.h>
