@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""EGD clients, well and badly behaved, for daemon-egd.sh.
+"""EGD clients, well and badly behaved, for daemon-egd.sh and
+daemon-egd-halfopen.sh.
 
 egd-client.py MODE ADDR [ARG...]   (ADDR: a Unix socket path, or HOST:PORT)
   commands ADDR          every command once: prints "available=N pid=P
@@ -23,6 +24,9 @@ egd-client.py MODE ADDR [ARG...]   (ADDR: a Unix socket path, or HOST:PORT)
                          the connection until the file DONE exists
   midreply ADDR          ask for 255000 bytes with a small receive buffer,
                          read 100 of them and hang up: prints "read=100"
+  idle ADDR DONE         a blocking read of 32 bytes, then silence (nothing
+                         sent, nothing read): prints "read=N", then holds the
+                         connection until the file DONE exists
   many ADDR N DONE       N connections at once: once the server has hung up
                          on those it refuses (none for 2 s), prints "closed=C
                          open=O", then holds the rest until DONE exists
@@ -200,6 +204,13 @@ def cmd_sleeper(addr, done):
     s.close()
 
 
+def cmd_idle(addr, done):
+    s = connect(addr)
+    print("read=%d" % len(blocking_read(s, 32)), flush=True)
+    wait_for_file(done)
+    s.close()
+
+
 def cmd_midreply(addr):
     s = connect(addr, rcvbuf=4096)
     s.sendall(b"\x02\xff" * 1000)
@@ -257,6 +268,8 @@ def main():
         cmd_halfclose(addr)
     elif mode == "sleeper":
         cmd_sleeper(addr, args[0])
+    elif mode == "idle":
+        cmd_idle(addr, args[0])
     elif mode == "midreply":
         cmd_midreply(addr)
     elif mode == "many":
