@@ -1,10 +1,10 @@
 #!/bin/sh
-# The systemd unit: it verifies, and its exposure is at most 1.5; the init
-# script passes sh -n and shellcheck.
+# The systemd unit: it verifies, and its exposure is at most 1.5, alone and
+# with the EGD broker's drop-in; the init script passes sh -n and shellcheck.
 . "$(dirname "$0")/lib.sh"
 unit=$top_builddir/contrib/entropyd.service
 init=$top_builddir/contrib/entropyd.init
-plan 10
+plan 12
 
 check "the unit is generated with every @variable@ replaced" sh -c \
     "test -s '$unit' && ! grep -q '@[a-z]*@' '$unit' && grep -q '^ExecStart=/.*/entropyd ' '$unit'"
@@ -44,7 +44,7 @@ else
 fi
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
-	for i in 1 2 3 4; do skip "systemd-analyze is not installed (package systemd)"; done
+	for i in 1 2 3 4 5 6; do skip "systemd-analyze is not installed (package systemd)"; done
 	finish
 fi
 # A copy that runs the daemon just built; man pages are not installed yet.
@@ -63,4 +63,23 @@ check "exposure $exposure is at most 1.5" awk -v e="${exposure:-99}" 'BEGIN { ex
 grep '✗' "$tmp/security" | sed 's/  */ /g; s/^/# /'
 check "the unit runs as its own user, not root" sh -c \
     "grep -qx 'User=entropyd' '$unit' && ! grep -q 'Service runs as root' '$tmp/security'"
+
+# The EGD broker's drop-in (contrib/entropyd-egd.conf) where an operator
+# puts it, read from the unit's directory (the security report's
+# supplementary groups show that it was).
+mkdir "$tmp/unit/entropyd.service.d"
+cp "$top_srcdir/contrib/entropyd-egd.conf" "$tmp/unit/entropyd.service.d/egd.conf"
+SYSTEMD_UNIT_PATH="$tmp/unit:" systemd-analyze verify "$tmp/unit/entropyd.service" \
+    >"$tmp/verify-egd" 2>&1
+rc=$?
+check "with the EGD drop-in: systemd-analyze verify, no complaint (exit $rc)" sh -c \
+    "test $rc -eq 0 && test ! -s '$tmp/verify-egd'"
+sed 's/^/# /' "$tmp/verify-egd"
+SYSTEMD_UNIT_PATH="$tmp/unit:" systemd-analyze security --offline=true \
+    "$tmp/unit/entropyd.service" >"$tmp/security-egd" 2>&1
+exposure=$(sed -n 's/.*Overall exposure level for entropyd.service: \([0-9.]*\).*/\1/p' \
+    "$tmp/security-egd")
+check "with the EGD drop-in, read (its supplementary group counted): exposure $exposure is at most 1.5" \
+    sh -c "grep -q 'Service runs with supplementary groups' '$tmp/security-egd' &&
+           awk -v e='${exposure:-99}' 'BEGIN { exit !(e <= 1.5) }'"
 finish
