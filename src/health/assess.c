@@ -77,10 +77,12 @@ assess_collision_markov(const uint8_t *b, uint64_t n, struct assess_string *s)
 /*
  * The estimators of a binary string (the bit string, or samples of two
  * values), one symbol a byte: every one of the ten, in their binary forms.
+ * A bit string's t-tuples sort faster knowing the order of its samples of
+ * `width` bits (NULL: not known).
  */
 static void
-assess_binary(const uint8_t *b, uint64_t n, estimate_tuple_sorter sorter,
-    struct assess_string *s)
+assess_binary(const uint8_t *b, uint64_t n, const struct estimate_order *samples, unsigned width,
+    estimate_tuple_sorter sorter, struct assess_string *s)
 {
 	uint8_t *packed = assess_pack(b, n);
 	uint64_t ones = 0, i;
@@ -95,7 +97,9 @@ assess_binary(const uint8_t *b, uint64_t n, estimate_tuple_sorter sorter,
 	assess_collision_markov(b, n, s);
 	if (estimate_compress(packed, n, &s->compress))
 		s->h[ASSESS_COMPRESSION] = s->compress.h;
-	if (estimate_tuple(packed, n, 1, sorter, &s->tuple, &s->tuple_why) == 0) {
+	if ((samples != NULL ? estimate_tuple_bits(packed, n / width, width, samples, sorter,
+	    &s->tuple, &s->tuple_why) : estimate_tuple(packed, n, 1, sorter, &s->tuple,
+	    &s->tuple_why)) == 0) {
 		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
 		s->h[ASSESS_LRS] = s->tuple.lrs;
 	}
@@ -135,12 +139,15 @@ assess_lag(const uint8_t *symbols, uint64_t n, unsigned bits, struct estimate_pr
 /*
  * The literal estimators of samples of more than two values: MCV, the
  * tuples, and the predictors over the alphabet of k translated symbols.
+ * The samples' order goes to order_out (if not NULL) for the bit string.
  */
 static void
 assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsigned bits,
-    unsigned k, estimate_tuple_sorter sorter, struct assess_string *s)
+    unsigned k, estimate_tuple_sorter sorter, struct assess_string *s,
+    struct estimate_order *order_out)
 {
 	uint64_t count[256] = { 0 }, i, at;
+	struct estimate_order order;
 	uint8_t *packed;
 	unsigned j;
 
@@ -157,11 +164,15 @@ assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsig
 	for (i = 0, at = 0; i < n; i++)
 		for (j = bits; j-- > 0; at++)
 			packed[at >> 3] |= (uint8_t)((samples[i] >> j & 1) << (7 - (at & 7)));
-	if (estimate_tuple(packed, n, bits, sorter, &s->tuple, &s->tuple_why) == 0) {
+	if (estimate_tuple_order(packed, n, bits, sorter, &s->tuple, &s->tuple_why, &order) == 0) {
 		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
 		s->h[ASSESS_LRS] = s->tuple.lrs;
 	}
 	free(packed);
+	if (order_out != NULL)
+		*order_out = order;
+	else
+		estimate_order_free(&order);
 	if (estimate_predict_mcw(symbols, n, k, &s->mcw))
 		s->h[ASSESS_MCW] = s->mcw.h;
 	assess_lag(symbols, n, bits, &s->lag);
@@ -195,9 +206,10 @@ assess_string_init(struct assess_string *s)
 		s->h[t] = -1.0;
 }
 
-unsigned
-assess_literal(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
-    struct assess_string *s)
+/* assess_literal, and (if not NULL, and the samples are not binary) their order. */
+static unsigned
+assess_literal_order(const uint8_t *samples, uint64_t n, unsigned bits,
+    estimate_tuple_sorter sorter, struct assess_string *s, struct estimate_order *order)
 {
 	unsigned map[256], v, k = 0;
 	bool seen[256] = { false };
@@ -217,17 +229,25 @@ assess_literal(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple
 	for (i = 0; i < n; i++)
 		symbols[i] = (uint8_t)map[samples[i]];
 	if (k == 2)
-		assess_binary(symbols, n, sorter, s);
+		assess_binary(symbols, n, NULL, 1, sorter, s);
 	else
-		assess_symbols(samples, symbols, n, bits, k, sorter, s);
+		assess_symbols(samples, symbols, n, bits, k, sorter, s, order);
 	free(symbols);
 	return k;
+}
+
+unsigned
+assess_literal(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
+    struct assess_string *s)
+{
+	return assess_literal_order(samples, n, bits, sorter, s, NULL);
 }
 
 int
 assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
     struct assess *a)
 {
+	struct estimate_order order;
 	uint8_t *bitstring;
 	uint64_t i;
 	unsigned j;
@@ -236,7 +256,8 @@ assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sor
 	assess_string_init(&a->bits);
 	a->sample_bits = bits;
 	a->samples = n;
-	a->alphabet = assess_literal(samples, n, bits, sorter, &a->literal);
+	memset(&order, 0, sizeof order);
+	a->alphabet = assess_literal_order(samples, n, bits, sorter, &a->literal, &order);
 	if (a->alphabet < 2)
 		return -1;
 	if (a->alphabet > 2) {
@@ -244,9 +265,10 @@ assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sor
 		for (i = 0; i < n; i++)
 			for (j = 0; j < bits; j++)
 				bitstring[i * bits + j] = samples[i] >> (bits - 1 - j) & 1;
-		assess_binary(bitstring, n * bits, sorter, &a->bits);
+		assess_binary(bitstring, n * bits, &order, bits, sorter, &a->bits);
 		free(bitstring);
 	}
+	estimate_order_free(&order);
 	a->h_original = assess_min(&a->literal, bits);
 	a->h_bitstring = assess_min(&a->bits, 1.0);
 	a->h_assessed = a->h_original;

@@ -23,49 +23,51 @@
 #include "numeric.h"
 #include "xmalloc.h"
 
-/* Data bits of a sort key; its low byte holds the symbols it covers. */
-#define TUPLE_KEY_BITS 56
-/* Keys deeper than this (56 bits each), or more re-keying than this many
- * times the string, and the suffix sorter takes over. */
+/* Bits of the counting pass's buckets (the first symbols of each suffix), at most. */
+#define TUPLE_BUCKET_BITS 12
+/* Groups deeper than this, or more re-keying than this many times the
+ * string, and the suffix sorter takes over. */
 #define TUPLE_MAX_LEVEL 48
 #define TUPLE_BUDGET_FACTOR 4
-/* Buckets of up to this many suffixes are sorted by insertion. */
-#define TUPLE_SMALL 24
-/* tuple_group's lcp_in for a bucket's first suffix. */
-#define TUPLE_LCP_BUCKET UINT64_MAX
-
-/* A suffix being sorted: its key at the current level, and where it starts. */
-struct tuple_suffix {
-	uint64_t key;
-	uint32_t pos;
-};
-
-/* An open LCP interval: its LCP and its first suffix (in sorted order). */
-struct tuple_open {
-	uint64_t lcp, lb;
-};
+/* Symbols of a key: at most this many bits of them. */
+#define TUPLE_KEY_BITS 56
+/* Up to this many keys are sorted by insertion. */
+#define TUPLE_SMALL 32
+/* The widest digit of the radix sort, in bits. */
+#define TUPLE_DIGIT_BITS 11
+/* Copies of the per-LCP counts, taken in turn. */
+#define TUPLE_LANES 4
+/* LCPs taken before they are counted into the intervals. */
+#define TUPLE_BUF 4096
+/* tuple_group's lcp_in when the first suffix must be compared with the last taken. */
+#define TUPLE_LCP_COMPARE UINT64_MAX
 
 struct tuple {
 	const uint8_t *packed;
 	uint64_t n;              /* symbols */
 	unsigned width;          /* bits a symbol */
-	unsigned key_symbols;    /* symbols a key covers */
-	unsigned key_bits;       /* key_symbols x width */
-	uint64_t budget;         /* suffixes left to re-key below level 0 */
+	uint8_t symbols[65];     /* whole symbols in b bits: b / width */
+	uint64_t budget;         /* suffixes left to re-key below the buckets */
+	uint64_t cap;            /* symbols to sort by at most */
+	bool count;              /* count the LCP intervals (not for an order alone) */
+	struct estimate_order *order; /* where the sorted order goes, or NULL */
 	bool failed;             /* too deep: the suffix sorter must do it */
-	struct tuple_suffix *tmp; /* the radix sort's other buffer */
-	size_t tmp_len;
-	/* The LCP intervals: the open ones, and per LCP value l the largest
-	 * interval (max_at[l]) and the pairs of t-tuples for l (pair_diff,
-	 * as differences: an interval adds its pairs for every t from its
-	 * parent's LCP + 1 to its own). */
-	struct tuple_open *stack;
-	size_t depth, stack_len;
+	uint64_t last;           /* the suffix taken last */
+	/* The LCP intervals: the open ones (their LCPs and first suffixes in
+	 * sorted order), and per LCP value l the largest interval (max_at[l])
+	 * and the pairs of t-tuples for l (pair_diff, as differences: an
+	 * interval adds its pairs for every t from its parent's LCP + 1 to
+	 * its own). */
+	uint64_t *open_lcp, *open_lb;
+	size_t depth;
 	uint64_t *max_at, *pair_diff;
 	size_t lcp_len;
 	uint64_t v;              /* the largest LCP */
-	uint64_t emitted;        /* suffixes taken in sorted order */
-	uint64_t last_key;       /* the level-0 key of the last bucket's last */
+	uint64_t emitted;        /* suffixes counted into the intervals */
+	uint64_t taken;          /* suffixes taken in sorted order */
+	/* What the suffixes taken since shared with the one before each. */
+	uint64_t *buf;
+	size_t nbuf;
 };
 
 /* The 64 bits of the string from bit offset `bit` on, the first at the top. */
@@ -83,20 +85,17 @@ tuple_load(const uint8_t *packed, uint64_t bit)
 }
 
 /*
- * The sort key of the suffix at symbol pos, `level` keys in: the next
- * key_symbols symbols at the top (zeros past the end), and in the low byte
- * how many of them the string has, so a shorter suffix sorts first.
+ * At least the first 57 bits from symbol `at` on, at the top: one load.
+ * `at` is at most 16 bits' worth past the end, which the pad covers (and
+ * past the end it reads zeros).
  */
 static inline uint64_t
-tuple_key(const struct tuple *t, uint64_t pos, unsigned level)
+tuple_top(const struct tuple *t, uint64_t at)
 {
-	uint64_t at = pos + (uint64_t)level * t->key_symbols, left, x;
+	uint64_t bit = at * t->width, x;
 
-	if (at >= t->n)
-		return 0;
-	left = t->n - at;
-	x = tuple_load(t->packed, at * t->width) >> (64 - t->key_bits) << (64 - t->key_bits);
-	return x | (left < t->key_symbols ? left : t->key_symbols);
+	memcpy(&x, t->packed + (bit >> 3), sizeof x);
+	return be64toh(x) << (bit & 7);
 }
 
 /* Leading zeros of x != 0, without a libgcc call. */
@@ -106,24 +105,38 @@ tuple_clz(uint64_t x)
 	return (unsigned)__builtin_clzll(x);
 }
 
-/* The symbols two different keys of one level share. */
-static inline uint64_t
-tuple_key_lcp(const struct tuple *t, uint64_t a, uint64_t b)
+/*
+ * The symbols suffixes a and b share (at most t->cap), knowing they share
+ * `from`, compared a word at a time; each word counts against the budget.
+ */
+static uint64_t
+tuple_lcp_from(struct tuple *t, uint64_t a, uint64_t b, uint64_t from)
 {
-	uint64_t x = a ^ b, la = a & 0xff, lb = b & 0xff, common;
-	unsigned bits = x >> 8 == 0 ? t->key_bits : tuple_clz(x);
+	uint64_t most = t->n - (a > b ? a : b), step = t->symbols[64], at, x;
+	unsigned bits = (unsigned)step * t->width;
 
-	if (bits > t->key_bits)
-		bits = t->key_bits;
-	common = bits / t->width;
-	if (common > la)
-		common = la;
-	if (common > lb)
-		common = lb;
-	return common;
+	if (most > t->cap)
+		most = t->cap;
+	for (at = from; at < most; at += step) {
+		t->budget -= t->budget > 0;
+		x = (tuple_load(t->packed, (a + at) * t->width) ^
+		    tuple_load(t->packed, (b + at) * t->width)) >> (64 - bits);
+		if (x != 0) {
+			at += t->symbols[tuple_clz(x) - (64 - bits)];
+			break;
+		}
+	}
+	return at < most ? at : most;
 }
 
-/* Grow the per-LCP arrays to hold index l + 1. */
+/* The symbols suffixes a and b share. */
+static uint64_t
+tuple_lcp(struct tuple *t, uint64_t a, uint64_t b)
+{
+	return tuple_lcp_from(t, a, b, 0);
+}
+
+/* Grow the per-LCP arrays and the stack of open intervals to hold LCPs up to l. */
 static void
 tuple_grow(struct tuple *t, uint64_t l)
 {
@@ -133,54 +146,87 @@ tuple_grow(struct tuple *t, uint64_t l)
 		return;
 	while (want < l + 2)
 		want = want < 64 ? 64 : want * 2;
-	t->max_at = xreallocarray(t->max_at, want, sizeof *t->max_at);
-	t->pair_diff = xreallocarray(t->pair_diff, want, sizeof *t->pair_diff);
-	memset(t->max_at + t->lcp_len, 0, (want - t->lcp_len) * sizeof *t->max_at);
-	memset(t->pair_diff + t->lcp_len, 0, (want - t->lcp_len) * sizeof *t->pair_diff);
+	t->max_at = xreallocarray(t->max_at, want, TUPLE_LANES * sizeof *t->max_at);
+	t->pair_diff = xreallocarray(t->pair_diff, want, TUPLE_LANES * sizeof *t->pair_diff);
+	memset(t->max_at + TUPLE_LANES * t->lcp_len, 0,
+	    (want - t->lcp_len) * TUPLE_LANES * sizeof *t->max_at);
+	memset(t->pair_diff + TUPLE_LANES * t->lcp_len, 0,
+	    (want - t->lcp_len) * TUPLE_LANES * sizeof *t->pair_diff);
+	/* The open intervals' LCPs rise from 0: no more of them than LCP values. */
+	t->open_lcp = xreallocarray(t->open_lcp, want, sizeof *t->open_lcp);
+	t->open_lb = xreallocarray(t->open_lb, want, sizeof *t->open_lb);
 	t->lcp_len = want;
 }
 
-/* A closed LCP interval: lcp l, `size` suffixes, its parent's LCP below it. */
+/*
+ * The suffixes taken since the last flush, each by what it shares with the
+ * one before (the first of all shares nothing): close the intervals deeper
+ * than that, and open one there. An interval of size suffixes and LCP l
+ * counts for max_at[l], and its pairs for every t from its parent's LCP + 1
+ * to l.
+ */
 static void
-tuple_interval(struct tuple *t, uint64_t l, uint64_t size, uint64_t parent)
+tuple_flush(struct tuple *t)
 {
-	uint64_t pairs = size * (size - 1) / 2;
+	uint64_t *open_lcp, *open_lb, *max_at, *pair_diff, i = t->emitted, high = 0;
+	uint64_t lcp, top, l, lb, size, parent, pairs, v = t->v;
+	size_t depth = t->depth, k;
+	unsigned lane = 0;
 
-	if (l + 2 > t->lcp_len)
-		tuple_grow(t, l);
-	if (size > t->max_at[l])
-		t->max_at[l] = size;
-	/* Modular sums: the differences add up right in uint64_t. */
-	t->pair_diff[parent + 1] += pairs;
-	t->pair_diff[l + 1] -= pairs;
-	if (l > t->v)
-		t->v = l;
+	for (k = 0; k < t->nbuf; k++)
+		if (t->buf[k] > high)
+			high = t->buf[k];
+	tuple_grow(t, high);
+	open_lcp = t->open_lcp;
+	open_lb = t->open_lb;
+	max_at = t->max_at;
+	pair_diff = t->pair_diff;
+	k = 0;
+	if (i == 0 && t->nbuf > 0) {
+		k = 1;
+		i = 1;
+	}
+	for (; k < t->nbuf; k++, i++) {
+		lcp = t->buf[k];
+		lb = i - 1;
+		top = open_lcp[depth - 1];
+		while (lcp < top) {
+			l = top;
+			lb = open_lb[--depth];
+			top = open_lcp[depth - 1];
+			size = i - lb;
+			parent = lcp > top ? lcp : top;
+			/* In turn to one of a few copies of the counts: the same
+			 * few LCPs come up again and again, and each copy's
+			 * updates need not wait for the last one's. */
+			lane = (lane + 1) % TUPLE_LANES;
+			if (size > max_at[TUPLE_LANES * l + lane])
+				max_at[TUPLE_LANES * l + lane] = size;
+			/* Modular sums: the differences add up right in uint64_t. */
+			pairs = size * (size - 1) / 2;
+			pair_diff[TUPLE_LANES * (parent + 1) + lane] += pairs;
+			pair_diff[TUPLE_LANES * (l + 1) + lane] -= pairs;
+			if (l > v)
+				v = l;
+		}
+		if (lcp > top) {
+			open_lcp[depth] = lcp;
+			open_lb[depth++] = lb;
+		}
+	}
+	t->emitted = i;
+	t->depth = depth;
+	t->v = v;
+	t->nbuf = 0;
 }
 
 /* The next suffix in sorted order, sharing lcp symbols with the one before. */
-static void
+static inline void
 tuple_take(struct tuple *t, uint64_t lcp)
 {
-	uint64_t i = t->emitted++, lb;
-	struct tuple_open *top;
-
-	if (i == 0)
-		return;
-	lb = i - 1;
-	while (lcp < t->stack[t->depth - 1].lcp) {
-		top = &t->stack[--t->depth];
-		lb = top->lb;
-		tuple_interval(t, top->lcp, i - lb, lcp > t->stack[t->depth - 1].lcp ? lcp :
-		    t->stack[t->depth - 1].lcp);
-	}
-	if (lcp > t->stack[t->depth - 1].lcp) {
-		if (t->depth == t->stack_len) {
-			t->stack_len *= 2;
-			t->stack = xreallocarray(t->stack, t->stack_len, sizeof *t->stack);
-		}
-		t->stack[t->depth].lcp = lcp;
-		t->stack[t->depth++].lb = lb;
-	}
+	t->buf[t->nbuf++] = lcp;
+	if (t->nbuf == TUPLE_BUF)
+		tuple_flush(t);
 }
 
 /* Start the intervals afresh (also after giving up on sorting here). */
@@ -188,177 +234,519 @@ static void
 tuple_intervals_reset(struct tuple *t)
 {
 	t->depth = 1;
-	t->stack[0].lcp = 0;
-	t->stack[0].lb = 0;
+	t->open_lcp[0] = 0;
+	t->open_lb[0] = 0;
 	if (t->lcp_len > 0) {
-		memset(t->max_at, 0, t->lcp_len * sizeof *t->max_at);
-		memset(t->pair_diff, 0, t->lcp_len * sizeof *t->pair_diff);
+		memset(t->max_at, 0, t->lcp_len * TUPLE_LANES * sizeof *t->max_at);
+		memset(t->pair_diff, 0, t->lcp_len * TUPLE_LANES * sizeof *t->pair_diff);
 	}
 	t->v = 0;
 	t->emitted = 0;
+	t->nbuf = 0;
+	t->taken = 0;
 }
 
-/* Sort a few suffixes by key, by insertion. */
-static void
-tuple_insertion(struct tuple_suffix *a, size_t m)
+/* The suffix at pos next in sorted order, sharing lcp symbols with the one
+ * before (TUPLE_LCP_COMPARE: compare them). */
+static inline void
+tuple_emit(struct tuple *t, uint64_t pos, uint64_t lcp)
 {
-	struct tuple_suffix s;
+	if (lcp == TUPLE_LCP_COMPARE)
+		lcp = t->taken > 0 ? tuple_lcp(t, t->last, pos) : 0;
+	if (t->order != NULL) {
+		t->order->sa[t->taken] = (uint32_t)pos;
+		t->order->lcp[t->taken] = (uint8_t)(lcp < ESTIMATE_ORDER_DEPTH ? lcp :
+		    ESTIMATE_ORDER_DEPTH);
+	}
+	if (t->count)
+		tuple_take(t, lcp);
+	t->last = pos;
+	t->taken++;
+}
+
+/* Sort a few keys by insertion. */
+static void
+tuple_insertion(uint64_t *a, size_t m)
+{
+	uint64_t k;
 	size_t i, j;
 
 	for (i = 1; i < m; i++) {
-		s = a[i];
-		for (j = i; j > 0 && a[j - 1].key > s.key; j--)
+		k = a[i];
+		for (j = i; j > 0 && a[j - 1] > k; j--)
 			a[j] = a[j - 1];
-		a[j] = s;
+		a[j] = k;
 	}
 }
 
 /*
- * Sort suffixes by key, most significant byte first (byte `byte` and
- * below). The keys are in data; other is as large, and the sorted keys
- * must end up in whichever of the two is home (data when data_home): each
- * pass scatters into the other, and only what is done is copied home. A
- * byte every key shares is skipped, and a few keys are sorted by insertion.
+ * Sort keys by their bits from bit `low` up, stably, least significant
+ * digit first over the digits where they differ at all (a pass each,
+ * however the keys cluster); tmp is as large as a.
  */
 static void
-tuple_radix(struct tuple_suffix *data, struct tuple_suffix *other, size_t m, int byte,
-    bool data_home)
+tuple_sort_lsd(uint64_t *a, uint64_t *tmp, size_t m, unsigned low)
 {
-	size_t count[256], start[257], i, c;
-	unsigned shift;
+	uint32_t count[64 / TUPLE_DIGIT_BITS + 1][(1u << TUPLE_DIGIT_BITS) + 1];
+	uint64_t ones = 0, zeros = ~UINT64_C(0), *from = a, *to = tmp, *swap;
+	unsigned shift[64 / TUPLE_DIGIT_BITS + 1], ndigits = 0, d, at;
+	size_t i, c, buckets = (size_t)1 << TUPLE_DIGIT_BITS;
 
-	for (; byte >= 0 && m > TUPLE_SMALL; byte--) {
-		shift = 8 * (unsigned)byte;
-		memset(count, 0, sizeof count);
-		for (i = 0; i < m; i++)
-			count[data[i].key >> shift & 0xff]++;
-		if (count[data[0].key >> shift & 0xff] == m)
-			continue;
-		for (start[0] = 0, c = 0; c < 256; c++)
-			start[c + 1] = start[c] + count[c];
-		for (i = 0; i < m; i++)
-			other[start[data[i].key >> shift & 0xff]++] = data[i];
-		for (i = 0, c = 0; c < 256; c++) {
-			if (count[c] > 0)
-				tuple_radix(other + i, data + i, count[c], byte - 1, !data_home);
-			i += count[c];
-		}
-		return;
+	for (i = 0; i < m; i++) {
+		ones |= a[i];
+		zeros &= a[i];
 	}
-	tuple_insertion(data, m);
-	if (!data_home)
-		memcpy(other, data, m * sizeof *data);
+	/* The digits holding a bit some keys differ in. */
+	for (at = low; at < 64; at += TUPLE_DIGIT_BITS)
+		if ((ones ^ zeros) >> at & ((UINT64_C(1) << TUPLE_DIGIT_BITS) - 1))
+			shift[ndigits++] = at;
+	memset(count, 0, sizeof count);
+	for (i = 0; i < m; i++)
+		for (d = 0; d < ndigits; d++)
+			count[d][(a[i] >> shift[d] & (buckets - 1)) + 1]++;
+	for (d = 0; d < ndigits; d++) {
+		for (c = 1; c <= buckets; c++)
+			count[d][c] += count[d][c - 1];
+		for (i = 0; i < m; i++)
+			to[count[d][from[i] >> shift[d] & (buckets - 1)]++] = from[i];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != a)
+		memcpy(a, from, m * sizeof *a);
 }
 
-/* Sort suffixes by key. */
+/*
+ * Sort keys by their bits from bit `low` up, stably (keys equal there stay
+ * in their order), most significant digit first: the digit starts at the
+ * highest bit where the keys differ and is about log2(m) bits wide; tmp is
+ * as large as a. Keys in order of their low bits come out in order. A
+ * bucket still large after a pass holds keys that cluster (repeats of the
+ * string), which would take a pass a digit going on like this: those are
+ * sorted least significant digit first.
+ */
 static void
-tuple_sort(struct tuple *t, struct tuple_suffix *a, size_t m)
+tuple_sort_keys(uint64_t *a, uint64_t *tmp, size_t m, unsigned low, bool first)
 {
+	uint32_t count[(1u << TUPLE_DIGIT_BITS) + 1];
+	uint64_t diff = 0;
+	size_t i, at, c, buckets;
+	unsigned bits, shift, high;
+
 	if (m <= TUPLE_SMALL) {
 		tuple_insertion(a, m);
 		return;
 	}
-	if (t->tmp_len < m) {
-		free(t->tmp);
-		t->tmp_len = m;
-		t->tmp = xreallocarray(NULL, m, sizeof *t->tmp);
+	if (!first && m >= 16384) {
+		tuple_sort_lsd(a, tmp, m, low);
+		return;
 	}
-	tuple_radix(a, t->tmp, m, 7, true);
+	for (i = 1; i < m; i++)
+		diff |= a[i] ^ a[0];
+	if (diff >> low == 0)
+		return;
+	high = 64 - tuple_clz(diff);
+	for (bits = 4; bits < TUPLE_DIGIT_BITS && (size_t)2 << bits <= m; bits++)
+		;
+	if (bits > high - low)
+		bits = high - low;
+	shift = high - bits;
+	buckets = (size_t)1 << bits;
+	memset(count, 0, (buckets + 1) * sizeof *count);
+	for (i = 0; i < m; i++)
+		count[(a[i] >> shift & (buckets - 1)) + 1]++;
+	for (c = 1; c <= buckets; c++)
+		count[c] += count[c - 1];
+	for (i = 0; i < m; i++)
+		tmp[count[a[i] >> shift & (buckets - 1)]++] = a[i];
+	memcpy(a, tmp, m * sizeof *a);
+	/* count[c] is now the end of bucket c. */
+	for (c = 0, at = 0; c < buckets; at = count[c++]) {
+		if (count[c] - at > TUPLE_SMALL)
+			tuple_sort_keys(a + at, tmp + at, count[c] - at, low, false);
+		else if (count[c] - at > 1)
+			tuple_insertion(a + at, count[c] - at);
+	}
+}
+
+static bool tuple_group(struct tuple *, uint32_t *, uint64_t *, uint64_t *, size_t, uint64_t,
+    uint64_t, unsigned);
+
+/* Take suffixes pos[0..m) that share o symbols a level deeper (or as they are, if o is as far as asked). */
+static bool
+tuple_deeper(struct tuple *t, uint32_t *pos, uint64_t *keys, uint64_t *tmp, size_t m, uint64_t o,
+    uint64_t lcp_in, unsigned level)
+{
+	size_t r;
+
+	if (m == 1 || o >= t->cap) {
+		/* Sorted as far as asked: in any order. */
+		for (r = 0; r < m; r++)
+			tuple_emit(t, pos[r], r == 0 ? lcp_in : o);
+		return true;
+	}
+	if (level + 1 >= TUPLE_MAX_LEVEL || t->budget < m) {
+		t->failed = true;
+		return false;
+	}
+	t->budget -= m;
+	return tuple_group(t, pos, keys, tmp, m, o, lcp_in, level + 1);
 }
 
 /*
- * Sort suffixes that share `level` keys, and take them in order; lcp_in is
- * what the first shares with the suffix taken before it (TUPLE_LCP_BUCKET:
- * a bucket's first, which shares with the last bucket's last what their
- * level-0 keys share). Runs of equal keys go a level deeper; false when
- * that went too deep (t->failed).
+ * The group's suffixes in sorted order (keys sorted, pos in their order),
+ * when some of them end within their key's symbols (avail: symbols past o,
+ * negative for a suffix shorter than o): those come first among equal
+ * symbols, and share with a neighbour no more than they have.
  */
 static bool
-tuple_group(struct tuple *t, struct tuple_suffix *a, size_t m, unsigned level, uint64_t lcp_in)
+tuple_group_ends(struct tuple *t, uint32_t *pos, uint64_t *keys, uint64_t *tmp, size_t m,
+    uint64_t o, uint64_t lcp_in, unsigned level, unsigned data_bits)
 {
-	uint64_t prev_key = 0, lcp, run_key;
-	size_t i = 0, j, r;
+	uint64_t same = UINT64_C(1) << (64 - data_bits), prev_key = 0, lcp = lcp_in;
+	int64_t avail, prev_avail = 0, step = t->symbols[data_bits];
+	size_t i, j, f;
 
-	tuple_sort(t, a, m);
-	while (i < m) {
-		run_key = a[i].key;
-		for (j = i + 1; j < m && a[j].key == run_key; j++)
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && (keys[j] ^ keys[i]) < same; j++)
 			;
+		/* What the run's first shares with the one before, past o. */
 		if (i > 0)
-			lcp = (uint64_t)level * t->key_symbols + tuple_key_lcp(t, prev_key, run_key);
-		else if (lcp_in == TUPLE_LCP_BUCKET)
-			lcp = tuple_key_lcp(t, t->last_key, run_key);
-		else
-			lcp = lcp_in;
-		if (j - i == 1)
-			tuple_take(t, lcp);
-		else {
-			/* Equal keys cover key_symbols each (two suffixes never
-			 * share their length): compare the next ones. */
-			if (level + 1 >= TUPLE_MAX_LEVEL || t->budget < j - i) {
-				t->failed = true;
-				return false;
+			lcp = t->symbols[tuple_clz(prev_key ^ keys[i])];
+		prev_key = keys[i];
+		for (f = i; f < j; f++) {
+			avail = (int64_t)t->n - (int64_t)pos[f] - (int64_t)o;
+			if (f > 0) {
+				if (f > i)
+					lcp = (uint64_t)step;
+				if ((int64_t)lcp > prev_avail)
+					lcp = (uint64_t)prev_avail;
+				if ((int64_t)lcp > avail)
+					lcp = (uint64_t)avail;
+				lcp += o;
 			}
-			t->budget -= j - i;
-			for (r = i; r < j; r++)
-				a[r].key = tuple_key(t, a[r].pos, level + 1);
-			if (!tuple_group(t, a + i, j - i, level + 1, lcp))
-				return false;
+			if (avail >= step)
+				break;
+			tuple_emit(t, pos[f], lcp);
+			prev_avail = avail;
 		}
-		prev_key = run_key;
-		i = j;
+		if (f < j) {
+			if (!tuple_deeper(t, pos + f, keys + f, tmp + f, j - f, o + (uint64_t)step, lcp,
+			    level))
+				return false;
+			prev_avail = step;
+		}
+	}
+	return true;
+}
+
+/*
+ * Sort m >= 2 suffixes that share their first o symbols (pos: their
+ * starts, in descending order; among a bucket's some may be shorter than
+ * o, zeros standing in past the end), and take them in order; lcp_in is
+ * what the first shares with the suffix taken before it. Each key is a
+ * suffix's next symbols with its index in pos below them, so keys are
+ * distinct and equal symbols sort by index: a suffix that ends among them
+ * (the later start) sorts first, as it must. Runs of equal symbols go a
+ * level deeper, in keys', tmp's and pos's own places; false when that went
+ * too deep (t->failed).
+ */
+static bool
+tuple_group(struct tuple *t, uint32_t *pos, uint64_t *keys, uint64_t *tmp, size_t m, uint64_t o,
+    uint64_t lcp_in, unsigned level)
+{
+	uint32_t *sorted = (uint32_t *)(void *)tmp;
+	unsigned idx_bits = 64 - tuple_clz(m - 1), data_bits;
+	uint64_t mask, same, step, prev_key, lcp;
+	size_t i, j, r;
+
+	data_bits = 64 - idx_bits < TUPLE_KEY_BITS ? 64 - idx_bits : TUPLE_KEY_BITS;
+	step = t->symbols[data_bits];
+	data_bits = (unsigned)step * t->width;
+	mask = ~(UINT64_MAX >> data_bits);
+	same = UINT64_C(1) << (64 - data_bits);
+	for (r = 0; r < m; r++)
+		keys[r] = (tuple_top(t, pos[r] + o) & mask) | r;
+	tuple_sort_keys(keys, tmp, m, 64 - data_bits, true);
+	for (r = 0; r < m; r++)
+		sorted[r] = pos[keys[r] & ((UINT64_C(1) << idx_bits) - 1)];
+	/* The latest start (pos[0], before sorting) ends within these symbols? */
+	if (pos[0] + o + step > t->n) {
+		memcpy(pos, sorted, m * sizeof *pos);
+		return tuple_group_ends(t, pos, keys, tmp, m, o, lcp_in, level, data_bits);
+	}
+	memcpy(pos, sorted, m * sizeof *pos);
+	for (i = 0, prev_key = 0; i < m; i = j) {
+		for (j = i + 1; j < m && (keys[j] ^ keys[i]) < same; j++)
+			;
+		lcp = i == 0 ? lcp_in : o + t->symbols[tuple_clz(prev_key ^ keys[i])];
+		prev_key = keys[i];
+		if (j - i == 1)
+			tuple_emit(t, pos[i], lcp);
+		else if (!tuple_deeper(t, pos + i, keys + i, tmp + i, j - i, o + step, lcp, level))
+			return false;
 	}
 	return true;
 }
 
 /*
  * Every suffix in sorted order, sorted here: a counting pass over the
- * first `bucket_bits` bits of each, then each bucket on its own. False
- * when some repeat is too long for this (t->failed).
+ * first few symbols of each, then each bucket on its own. False when some
+ * repeat is too long for this (t->failed).
  */
 static bool
 tuple_sort_here(struct tuple *t)
 {
-	unsigned bucket_bits = 4, shift;
-	uint64_t n = t->n, p, b, first;
+	unsigned bucket_symbols, bits, shift;
+	uint64_t n = t->n, p, b, first, *keys, *tmp;
 	uint32_t *start, *pos;
-	struct tuple_suffix *group = NULL;
-	size_t group_len = 0, m, i, buckets;
+	size_t buckets, largest = 1;
 	bool ok = true;
 
-	/* Buckets of a few thousand, at most 4096 of them (the scatter stays in cache). */
-	while (bucket_bits < 12 && (UINT64_C(1) << (bucket_bits + 11)) < n)
-		bucket_bits++;
-	if (bucket_bits > t->key_bits)
-		bucket_bits = t->key_bits;
-	shift = 64 - bucket_bits;
-	buckets = (size_t)1 << bucket_bits;
+	/* Buckets of a few thousand suffixes (the scatter stays in cache), of whole symbols. */
+	for (bits = 1; bits < TUPLE_BUCKET_BITS && (UINT64_C(2048) << bits) <= n; bits++)
+		;
+	bucket_symbols = t->symbols[bits] > 0 ? t->symbols[bits] : 1;
+	bits = bucket_symbols * t->width;
+	shift = 64 - bits;
+	buckets = (size_t)1 << bits;
 	start = xcalloc(buckets + 1, sizeof *start);
 	pos = xreallocarray(NULL, n, sizeof *pos);
 	for (p = 0; p < n; p++)
-		start[(tuple_key(t, p, 0) >> shift) + 1]++;
-	for (b = 1; b <= buckets; b++)
+		start[(tuple_top(t, p) >> shift) + 1]++;
+	for (b = 1; b <= buckets; b++) {
+		if (start[b] > largest)
+			largest = start[b];
 		start[b] += start[b - 1];
-	for (p = 0; p < n; p++)
-		pos[start[tuple_key(t, p, 0) >> shift]++] = (uint32_t)p;
+	}
+	/* Each bucket's starts in descending order. */
+	for (p = n; p-- > 0; )
+		pos[start[tuple_top(t, p) >> shift]++] = (uint32_t)p;
+	keys = xreallocarray(NULL, largest, sizeof *keys);
+	tmp = xreallocarray(NULL, largest, sizeof *tmp);
 	/* start[b] is now the end of bucket b. */
 	for (b = 0, first = 0; b < buckets && ok; first = start[b++]) {
-		m = start[b] - first;
+		if (start[b] - first == 1)
+			tuple_emit(t, pos[first], TUPLE_LCP_COMPARE);
+		else if (start[b] > first)
+			ok = tuple_group(t, pos + first, keys, tmp, start[b] - first, bucket_symbols,
+			    TUPLE_LCP_COMPARE, 0);
+	}
+	free(tmp);
+	free(keys);
+	free(pos);
+	free(start);
+	return ok;
+}
+
+/*
+ * Merge two sorted runs of distinct keys into out, without a branch on the
+ * keys: from the front and from the back at once (two chains of loads and
+ * compares the processor runs side by side), meeting in the middle.
+ */
+static void
+tuple_merge2(const uint64_t *x, size_t nx, const uint64_t *y, size_t ny, uint64_t *out)
+{
+	size_t i = 0, j = 0, k, ie = nx, je = ny, ke = nx + ny, half = (nx + ny) / 2;
+	uint64_t a, b;
+	bool take;
+
+	/* Front: the smaller of x[i], y[j]; back: the larger of x[ie-1], y[je-1]. */
+	for (k = 0; k < half && i < nx && j < ny && ie > 0 && je > 0; k++) {
+		a = x[i];
+		b = y[j];
+		take = b < a;
+		out[k] = take ? b : a;
+		i += !take;
+		j += take;
+		a = x[ie - 1];
+		b = y[je - 1];
+		take = b > a;
+		out[--ke] = take ? b : a;
+		ie -= !take;
+		je -= take;
+	}
+	/* What is left between the two ends, from the front (one run may be used up). */
+	for (; k < ke; k++) {
+		if (j >= je || (i < ie && x[i] < y[j]))
+			out[k] = x[i++];
+		else
+			out[k] = y[j++];
+	}
+}
+
+/*
+ * Sort a[0..m), made of `runs` sorted runs of distinct keys (run k from
+ * bound[k] to bound[k + 1]), by merging them in pairs; tmp is as large.
+ */
+static void
+tuple_merge_runs(uint64_t *a, uint64_t *tmp, size_t *bound, unsigned runs)
+{
+	uint64_t *from = a, *to = tmp, *swap;
+	unsigned k, next;
+
+	while (runs > 1) {
+		for (k = 0, next = 0; k < runs; k += 2, next++) {
+			if (k + 1 < runs)
+				tuple_merge2(from + bound[k], bound[k + 1] - bound[k], from + bound[k + 1],
+				    bound[k + 2] - bound[k + 1], to + bound[k]);
+			else
+				memcpy(to + bound[k], from + bound[k],
+				    (bound[k + 1] - bound[k]) * sizeof *from);
+			bound[next] = bound[k];
+		}
+		bound[next] = bound[runs];
+		runs = next;
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != a)
+		memcpy(a, from, bound[1] * sizeof *a);
+}
+
+/* Order positions from the latest start (the order tuple_group takes them in). */
+static int
+tuple_later_first(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * One bucket of the bit suffixes (first `o` bits equal), laid out class
+ * by class, each class in its order (run r from bound[r]): merged by
+ * their next bits, with the class above the index in each key, and taken
+ * in order. Suffixes of one class equal that far stay in their class's
+ * order, and what they share past it is compared; a run of equal bits
+ * from several classes is sorted further (tuple_group).
+ */
+static bool
+tuple_classes_bucket(struct tuple *t, uint32_t *pos, uint64_t *keys, uint64_t *tmp, size_t m,
+    uint64_t o, size_t *bound, unsigned classes)
+{
+	uint32_t *sorted = (uint32_t *)(void *)tmp;
+	unsigned idx_bits = m > 1 ? 64 - tuple_clz(m - 1) : 0, class_bits = classes > 1 ?
+	    64 - tuple_clz(classes - 1) : 0, data_bits, c;
+	uint64_t mask, same, lcp, prev_key = 0, n = t->n, p, q;
+	size_t i, j, r, k;
+
+	data_bits = 64 - idx_bits - class_bits < TUPLE_KEY_BITS ? 64 - idx_bits - class_bits :
+	    TUPLE_KEY_BITS;
+	mask = ~(UINT64_MAX >> data_bits);
+	same = UINT64_C(1) << (64 - data_bits);
+	for (c = 0; c < classes; c++)
+		for (r = bound[c]; r < bound[c + 1]; r++)
+			keys[r] = (tuple_top(t, pos[r] + o) & mask) | (uint64_t)c << idx_bits | r;
+	tuple_merge_runs(keys, tmp, bound, classes);
+	for (r = 0; r < m; r++)
+		sorted[r] = pos[keys[r] & ((UINT64_C(1) << idx_bits) - 1)];
+	memcpy(pos, sorted, m * sizeof *pos);
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && (keys[j] ^ keys[i]) < same; j++)
+			;
+		p = pos[i];
+		if (i == 0)
+			lcp = TUPLE_LCP_COMPARE;
+		else {
+			/* Past the end of either, nothing is shared. */
+			q = pos[i - 1];
+			lcp = o + tuple_clz(prev_key ^ keys[i]);
+			if (lcp > n - p)
+				lcp = n - p;
+			if (lcp > n - q)
+				lcp = n - q;
+		}
+		prev_key = keys[i];
+		if (j - i == 1) {
+			tuple_emit(t, p, lcp);
+			continue;
+		}
+		if ((keys[i] ^ keys[j - 1]) >> idx_bits == 0) {
+			/* One class: in order already. */
+			tuple_emit(t, p, lcp);
+			for (k = i + 1; k < j; k++)
+				tuple_emit(t, pos[k], tuple_lcp_from(t, pos[k - 1], pos[k], o));
+			if (t->budget == 0) {
+				t->failed = true;
+				return false;
+			}
+			continue;
+		}
+		qsort(pos + i, j - i, sizeof *pos, tuple_later_first);
+		if (!tuple_deeper(t, pos + i, keys + i, tmp + i, j - i, o, lcp, 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every bit suffix of n_samples samples of w bits in sorted order, from
+ * the samples' complete order: the suffixes starting r bits into a
+ * sample (class r) sort by the sample's last w - r bits, then by the
+ * samples after it. A bucket of the first few bits holds each class's
+ * suffixes in that order, from one pass over the samples' order, and a
+ * merge puts the classes together; suffixes of one class equal as far as
+ * a key reaches need no sorting deeper, only comparing for what they
+ * share. False when comparing took too long (long repeats: t->failed).
+ */
+static bool
+tuple_sort_classes(struct tuple *t, const struct estimate_order *order, uint64_t n_samples,
+    unsigned w)
+{
+	unsigned bits, shift, r;
+	uint64_t n = t->n, p, b, k, j, x, first, *keys, *tmp;
+	uint32_t *start, *pos;
+	size_t buckets, largest = 1, bound[9], m;
+	bool ok = true;
+
+	/* At least a sample's bits: a bucket's suffixes of one class then
+	 * share their sample's last bits. */
+	for (bits = w; bits < TUPLE_BUCKET_BITS && (UINT64_C(2048) << bits) <= n; bits++)
+		;
+	shift = 64 - bits;
+	buckets = (size_t)1 << bits;
+	start = xcalloc(buckets * w + 1, sizeof *start);
+	for (p = 0, r = 0; p < n; p++) {
+		start[(tuple_top(t, p) >> shift) * w + r + 1]++;
+		r = r + 1 == w ? 0 : r + 1;
+	}
+	for (b = 1; b <= buckets * w; b++)
+		start[b] += start[b - 1];
+	for (b = 0; b < buckets; b++)
+		if (start[(b + 1) * w] - start[b * w] > largest)
+			largest = start[(b + 1) * w] - start[b * w];
+	/* Within a bucket, a class's suffixes share the sample's last bits:
+	 * they go in the order of the samples after them, the empty one
+	 * first. */
+	pos = xreallocarray(NULL, n, sizeof *pos);
+	for (k = 0; k <= n_samples; k++) {
+		if (k == 0)
+			j = n_samples - 1;
+		else if (order->sa[k - 1] > 0)
+			j = order->sa[k - 1] - 1;
+		else
+			continue;
+		x = tuple_load(t->packed, j * w);
+		for (r = 0; r < w; r++)
+			pos[start[(x << r >> shift) * w + r]++] = (uint32_t)(j * w + r);
+	}
+	keys = xreallocarray(NULL, largest, sizeof *keys);
+	tmp = xreallocarray(NULL, largest, sizeof *tmp);
+	/* start[b * w + r] is now the end of bucket b's class r. */
+	for (b = 0, first = 0; b < buckets && ok; first = start[b++ * w + w - 1]) {
+		m = start[b * w + w - 1] - first;
 		if (m == 0)
 			continue;
-		if (group_len < m) {
-			free(group);
-			group_len = m;
-			group = xreallocarray(NULL, group_len, sizeof *group);
-		}
-		for (i = 0; i < m; i++) {
-			group[i].pos = pos[first + i];
-			group[i].key = tuple_key(t, group[i].pos, 0);
-		}
-		ok = tuple_group(t, group, m, 0, TUPLE_LCP_BUCKET);
-		t->last_key = tuple_key(t, group[m - 1].pos, 0);
+		bound[0] = 0;
+		for (r = 0; r < w; r++)
+			bound[r + 1] = start[b * w + r] - first;
+		ok = tuple_classes_bucket(t, pos + first, keys, tmp, m, bits, bound, w);
 	}
-	free(group);
+	free(tmp);
+	free(keys);
 	free(pos);
 	free(start);
 	return ok;
@@ -397,8 +785,15 @@ tuple_sort_library(struct tuple *t, estimate_tuple_sorter sorter)
 				h--;
 		}
 		tuple_intervals_reset(t);
-		for (i = 0; i < n; i++)
-			tuple_take(t, i == 0 ? 0 : phi[sa[i]]);
+		for (i = 0; i < n; i++) {
+			h = i == 0 ? 0 : phi[sa[i]];
+			tuple_take(t, h);
+			if (t->order != NULL) {
+				t->order->sa[i] = (uint32_t)sa[i];
+				t->order->lcp[i] = (uint8_t)(h < ESTIMATE_ORDER_DEPTH ? h :
+				    ESTIMATE_ORDER_DEPTH);
+			}
+		}
 	}
 	free(phi);
 	free(sa);
@@ -427,11 +822,24 @@ static void
 tuple_finish(struct tuple *t, struct estimate_tuple *r)
 {
 	uint64_t n = t->n, v, u, i, q, pairs;
+	unsigned lane;
 	double p, best;
 
 	tuple_take(t, 0);	/* closes every interval, the last suffix past the end */
+	tuple_flush(t);
 	v = t->v;
 	tuple_grow(t, v);
+	/* The copies of the counts into one (their first). */
+	for (i = 0; i <= v + 1; i++)
+		for (lane = 1; lane < TUPLE_LANES; lane++) {
+			if (t->max_at[TUPLE_LANES * i + lane] > t->max_at[TUPLE_LANES * i])
+				t->max_at[TUPLE_LANES * i] = t->max_at[TUPLE_LANES * i + lane];
+			t->pair_diff[TUPLE_LANES * i] += t->pair_diff[TUPLE_LANES * i + lane];
+		}
+	for (i = 0; i <= v + 1; i++) {
+		t->max_at[i] = t->max_at[TUPLE_LANES * i];
+		t->pair_diff[i] = t->pair_diff[TUPLE_LANES * i];
+	}
 	/* Q[i]: the most occurrences of an i-tuple: the largest interval with LCP >= i. */
 	for (q = 1, i = v; i >= 1; i--) {
 		if (t->max_at[i] > q)
@@ -467,9 +875,51 @@ tuple_finish(struct tuple *t, struct estimate_tuple *r)
 	r->lrs = tuple_bound(best, n);
 }
 
+/* A sorter of the string's suffixes, counting the intervals if count. */
+static void
+tuple_start(struct tuple *t, const uint8_t *packed, uint64_t n, unsigned width, bool count,
+    struct estimate_order *order)
+{
+	unsigned i;
+
+	memset(t, 0, sizeof *t);
+	t->packed = packed;
+	t->n = n;
+	t->width = width;
+	t->count = count;
+	t->order = order;
+	t->cap = UINT64_MAX;
+	t->budget = TUPLE_BUDGET_FACTOR * n;
+	for (i = 0; i <= 64; i++)
+		t->symbols[i] = (uint8_t)(i / width);
+	tuple_grow(t, 64);
+	t->buf = xreallocarray(NULL, TUPLE_BUF, sizeof *t->buf);
+	tuple_intervals_reset(t);
+}
+
+/* Free what tuple_start made. */
+static void
+tuple_end(struct tuple *t)
+{
+	free(t->buf);
+	free(t->open_lcp);
+	free(t->open_lb);
+	free(t->max_at);
+	free(t->pair_diff);
+}
+
+/* Room for the order of n suffixes. */
+static void
+tuple_order_alloc(struct estimate_order *order, uint64_t n)
+{
+	order->sa = xreallocarray(NULL, n, sizeof *order->sa);
+	order->lcp = xmalloc(n);
+}
+
 int
-estimate_tuple(const uint8_t *packed, uint64_t n, unsigned width, estimate_tuple_sorter sorter,
-    struct estimate_tuple *r, const char **why)
+estimate_tuple_order(const uint8_t *packed, uint64_t n, unsigned width,
+    estimate_tuple_sorter sorter, struct estimate_tuple *r, const char **why,
+    struct estimate_order *order)
 {
 	struct tuple t;
 	int rc = 0;
@@ -477,20 +927,15 @@ estimate_tuple(const uint8_t *packed, uint64_t n, unsigned width, estimate_tuple
 	memset(r, 0, sizeof *r);
 	r->t_tuple = r->lrs = r->p_tuple = r->p_lrs = -1.0;
 	*why = NULL;
+	if (order != NULL)
+		memset(order, 0, sizeof *order);
 	if (width < 1 || width > 8 || n < 2 || n * width >= UINT64_C(1) << 31) {
 		*why = "the string must have 2 symbols to 2^31 bits";
 		return -1;
 	}
-	memset(&t, 0, sizeof t);
-	t.packed = packed;
-	t.n = n;
-	t.width = width;
-	t.key_symbols = TUPLE_KEY_BITS / width;
-	t.key_bits = t.key_symbols * width;
-	t.budget = TUPLE_BUDGET_FACTOR * n;
-	t.stack_len = 64;
-	t.stack = xreallocarray(NULL, t.stack_len, sizeof *t.stack);
-	tuple_intervals_reset(&t);
+	if (order != NULL)
+		tuple_order_alloc(order, n);
+	tuple_start(&t, packed, n, width, true, order);
 	if (!tuple_sort_here(&t)) {
 		if (sorter == NULL) {
 			*why = "its repeats are too long to sort without libdivsufsort";
@@ -503,9 +948,66 @@ estimate_tuple(const uint8_t *packed, uint64_t n, unsigned width, estimate_tuple
 	}
 	if (rc == 0)
 		tuple_finish(&t, r);
-	free(t.tmp);
-	free(t.stack);
-	free(t.max_at);
-	free(t.pair_diff);
+	else if (order != NULL)
+		estimate_order_free(order);
+	if (rc == 0 && order != NULL)
+		order->complete = true;
+	tuple_end(&t);
 	return rc;
+}
+
+int
+estimate_tuple_bits(const uint8_t *packed, uint64_t n, unsigned width,
+    const struct estimate_order *samples, estimate_tuple_sorter sorter, struct estimate_tuple *r,
+    const char **why)
+{
+	struct tuple t;
+
+	if (samples == NULL || !samples->complete || width < 2 || width > 8 ||
+	    n * width >= UINT64_C(1) << 31)
+		return estimate_tuple(packed, n * width, 1, sorter, r, why);
+	memset(r, 0, sizeof *r);
+	r->t_tuple = r->lrs = r->p_tuple = r->p_lrs = -1.0;
+	*why = NULL;
+	tuple_start(&t, packed, n * width, 1, true, NULL);
+	if (!tuple_sort_classes(&t, samples, n, width)) {
+		/* Long repeats: sorted the other way (which hands them on). */
+		tuple_end(&t);
+		return estimate_tuple(packed, n * width, 1, sorter, r, why);
+	}
+	tuple_finish(&t, r);
+	tuple_end(&t);
+	return 0;
+}
+
+int
+estimate_tuple(const uint8_t *packed, uint64_t n, unsigned width, estimate_tuple_sorter sorter,
+    struct estimate_tuple *r, const char **why)
+{
+	return estimate_tuple_order(packed, n, width, sorter, r, why, NULL);
+}
+
+void
+estimate_order(const uint8_t *packed, uint64_t n, unsigned width, struct estimate_order *order)
+{
+	struct tuple t;
+
+	memset(order, 0, sizeof *order);
+	if (n == 0)
+		return;
+	tuple_order_alloc(order, n);
+	tuple_start(&t, packed, n, width, false, order);
+	/* As deep as the order goes: a few levels, no limit needed. */
+	t.cap = ESTIMATE_ORDER_DEPTH;
+	t.budget = UINT64_MAX;
+	tuple_sort_here(&t);
+	tuple_end(&t);
+}
+
+void
+estimate_order_free(struct estimate_order *order)
+{
+	free(order->sa);
+	free(order->lcp);
+	memset(order, 0, sizeof *order);
 }

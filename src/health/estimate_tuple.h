@@ -43,4 +43,34 @@ typedef int (*estimate_tuple_sorter)(const uint8_t *text, int32_t *sa, int32_t n
 int estimate_tuple(const uint8_t *packed, uint64_t n, unsigned width, estimate_tuple_sorter sorter,
     struct estimate_tuple *, const char **why);
 
+/* The symbols of the longest context a predictor looks at, and the next one. */
+#define ESTIMATE_ORDER_DEPTH 17
+
+/*
+ * The suffixes of a string sorted by their first ESTIMATE_ORDER_DEPTH
+ * symbols (suffixes equal that far in any order): the predictors of 6.3.9
+ * and 6.3.10 find equal contexts as runs of it.
+ */
+struct estimate_order {
+	uint32_t *sa;   /* the starts of the suffixes, in order */
+	uint8_t *lcp;   /* what sa[r] shares with sa[r - 1], at most the depth (lcp[0] is 0) */
+	bool complete;  /* sorted to their ends (as estimate_tuple_order sorts them) */
+};
+
+/* estimate_tuple, and the order of its suffixes (when it returns 0; order may be NULL). */
+int estimate_tuple_order(const uint8_t *packed, uint64_t n, unsigned width,
+    estimate_tuple_sorter sorter, struct estimate_tuple *, const char **why,
+    struct estimate_order *order);
+/*
+ * estimate_tuple of the bit string of n samples of `width` bits (2 to 8;
+ * packed as estimate_tuple takes n * width symbols of 1 bit), faster with
+ * the samples' complete order (samples may be NULL).
+ */
+int estimate_tuple_bits(const uint8_t *packed, uint64_t n, unsigned width,
+    const struct estimate_order *samples, estimate_tuple_sorter sorter, struct estimate_tuple *,
+    const char **why);
+/* The order alone (as packed is for estimate_tuple); it needs no sorter. */
+void estimate_order(const uint8_t *packed, uint64_t n, unsigned width, struct estimate_order *);
+void estimate_order_free(struct estimate_order *);
+
 #endif

@@ -48,6 +48,24 @@ pack(const uint8_t *sym, size_t n, unsigned width)
 	return p;
 }
 
+/* Random symbols: k values, runs of the last one now and then, copies of earlier stretches. */
+static uint8_t *
+random_symbols(size_t n, unsigned k, uint64_t seed)
+{
+	uint8_t *s = malloc(n);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t x = rng(&seed);
+
+		if (i > 40 && x % 17 == 0)
+			s[i] = s[i - 1 - (x >> 8) % 40];
+		else
+			s[i] = (uint8_t)((x >> 16) % k);
+	}
+	return s;
+}
+
 /* -log2 of the 99 % bound on p from n samples, 1 at most. */
 static double
 bound(double p, double n)
@@ -273,6 +291,183 @@ Test(tuple, random_strings_as_counted_by_brute_force)
 		free(p);
 	}
 	free(sym);
+}
+
+/* estimate_tuple against the brute force on a string of n symbols of `width` bits. */
+static void
+check_tuple_brute(const uint8_t *sym, size_t n, unsigned width, const char *what)
+{
+	struct estimate_tuple r;
+	const char *why;
+	double tt, lrs;
+	uint8_t *p = pack(sym, n, width);
+
+	brute_tuple(sym, n, &tt, &lrs);
+	cr_assert_eq(estimate_tuple(p, n, width, naive_sorter, &r, &why), 0, "%s", what);
+	cr_assert_float_eq(r.t_tuple, tt, 1e-9, "%s: t-tuple %f, want %f", what, r.t_tuple, tt);
+	cr_assert_float_eq(r.lrs, lrs, 1e-9, "%s: LRS %f, want %f", what, r.lrs, lrs);
+	free(p);
+}
+
+Test(tuple, edge_cases_as_counted_by_brute_force)
+{
+	static const size_t shorts[] = { 2, 3, 5, 40, 64, 65, 130 };
+	static const unsigned widths[] = { 1, 4, 8 };
+	uint8_t *sym = malloc(3000);
+	uint64_t seed = 21;
+	size_t i, z, w;
+
+	/* One value throughout; two alternating; short strings of each width. */
+	for (w = 0; w < 3; w++) {
+		memset(sym, 1, 300);
+		check_tuple_brute(sym, 300, widths[w], "all equal");
+		for (i = 0; i < 300; i++)
+			sym[i] = (uint8_t)(i & 1);
+		check_tuple_brute(sym, 300, widths[w], "period 2");
+		for (z = 0; z < sizeof shorts / sizeof *shorts; z++) {
+			for (i = 0; i < shorts[z]; i++)
+				sym[i] = (uint8_t)(rng(&seed) % (1u << widths[w]) % 3);
+			check_tuple_brute(sym, shorts[z], widths[w], "short");
+		}
+	}
+	/* 1-bit and 4-bit noise with long copies, past a key's reach. */
+	for (w = 0; w < 2; w++) {
+		for (i = 0; i < 3000; i++)
+			sym[i] = i > 500 && i % 700 < 150 ? sym[i - 400] :
+			    (uint8_t)(rng(&seed) % (w == 0 ? 2 : 16));
+		check_tuple_brute(sym, 3000, w == 0 ? 1 : 4, "copies");
+	}
+	free(sym);
+}
+
+/*
+ * The bit string of n samples of w bits as its samples' order sorts it
+ * (estimate_tuple_bits), against the bit string sorted as any string is.
+ */
+static void
+check_tuple_bits(const uint8_t *samples, size_t n, unsigned w, const char *what)
+{
+	struct estimate_tuple want, got;
+	struct estimate_order order;
+	uint8_t *bits = malloc(n * w), *p = pack(samples, n, w), *pb;
+	const char *why;
+	size_t i;
+	unsigned j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < w; j++)
+			bits[i * w + j] = samples[i] >> (w - 1 - j) & 1;
+	pb = pack(bits, n * w, 1);
+	cr_assert_eq(estimate_tuple_order(p, n, w, naive_sorter, &want, &why, &order), 0, "%s",
+	    what);
+	cr_assert(order.complete);
+	cr_assert_eq(estimate_tuple(pb, n * w, 1, naive_sorter, &want, &why), 0, "%s", what);
+	cr_assert_eq(estimate_tuple_bits(pb, n, w, &order, naive_sorter, &got, &why), 0, "%s",
+	    what);
+	cr_assert_eq(got.t, want.t, "%s (w %u): t %llu, want %llu", what, w,
+	    (unsigned long long)got.t, (unsigned long long)want.t);
+	cr_assert_eq(got.v, want.v, "%s (w %u): v %llu, want %llu", what, w,
+	    (unsigned long long)got.v, (unsigned long long)want.v);
+	cr_assert_float_eq(got.t_tuple, want.t_tuple, 1e-12, "%s (w %u)", what, w);
+	cr_assert_float_eq(got.lrs, want.lrs, 1e-12, "%s (w %u)", what, w);
+	estimate_order_free(&order);
+	free(pb);
+	free(p);
+	free(bits);
+}
+
+Test(tuple, bit_strings_sorted_from_their_samples)
+{
+	static const uint8_t few[] = { 0xce, 0xd4, 0x04, 0xfd, 0xa0, 0xf2 };
+	uint8_t *s = malloc(6000);
+	uint64_t seed = 5;
+	size_t i, n;
+	unsigned w;
+
+	for (w = 2; w <= 8; w++) {
+		/* Noise; a few values (the jitter source's kind: the bit string
+		 * repeats itself far more than its samples); one value with a
+		 * rare other; a short file. */
+		for (i = 0; i < 6000; i++)
+			s[i] = (uint8_t)(rng(&seed) % (1u << w));
+		check_tuple_bits(s, 6000, w, "noise");
+		for (i = 0; i < 6000; i++)
+			s[i] = (uint8_t)(few[rng(&seed) % 17 % 6] >> (8 - w));
+		check_tuple_bits(s, 6000, w, "a few values");
+		for (i = 0; i < 6000; i++)
+			s[i] = rng(&seed) % 50 == 0 ? 1 : 0;
+		check_tuple_bits(s, 6000, w, "rare ones");
+		for (n = 2; n < 40; n += 7) {
+			for (i = 0; i < n; i++)
+				s[i] = (uint8_t)(rng(&seed) % 3);
+			check_tuple_bits(s, n, w, "short");
+		}
+		/* Period 3: repeats the whole length (too long to compare here:
+		 * sorted the other way). */
+		for (i = 0; i < 2000; i++)
+			s[i] = (uint8_t)(few[i % 3] >> (8 - w));
+		check_tuple_bits(s, 2000, w, "period 3");
+	}
+	free(s);
+}
+
+/* An order's suffixes sorted by their first ESTIMATE_ORDER_DEPTH symbols (all, if complete). */
+static void
+check_order(const uint8_t *s, size_t n, const struct estimate_order *o)
+{
+	size_t r, l, depth, i;
+	uint8_t *seen = calloc(n, 1);
+
+	for (r = 0; r < n; r++) {
+		cr_assert_lt(o->sa[r], n);
+		cr_assert_not(seen[o->sa[r]], "start %u twice", o->sa[r]);
+		seen[o->sa[r]] = 1;
+		if (r == 0) {
+			cr_assert_eq(o->lcp[0], 0);
+			continue;
+		}
+		depth = o->complete ? n : ESTIMATE_ORDER_DEPTH;
+		for (l = 0, i = 0; i < depth && o->sa[r - 1] + i < n && o->sa[r] + i < n &&
+		    s[o->sa[r - 1] + i] == s[o->sa[r] + i]; i++)
+			l++;
+		cr_assert_eq(o->lcp[r], l < ESTIMATE_ORDER_DEPTH ? l : ESTIMATE_ORDER_DEPTH,
+		    "rank %zu: lcp %u, want %zu", r, o->lcp[r], l);
+		/* In order: the one before ends first, or differs lower. */
+		if (l < depth)
+			cr_assert(o->sa[r - 1] + l == n ||
+			    (o->sa[r] + l < n && s[o->sa[r - 1] + l] < s[o->sa[r] + l]),
+			    "rank %zu out of order", r);
+	}
+	free(seen);
+}
+
+Test(tuple, orders_of_contexts)
+{
+	struct estimate_order o;
+	struct estimate_tuple r;
+	const char *why;
+	uint8_t *s = random_symbols(20000, 5, 77), *p;
+	size_t i;
+
+	p = pack(s, 20000, 8);
+	estimate_order(p, 20000, 8, &o);
+	cr_assert_not(o.complete);
+	check_order(s, 20000, &o);
+	estimate_order_free(&o);
+	cr_assert_eq(estimate_tuple_order(p, 20000, 8, NULL, &r, &why, &o), 0);
+	check_order(s, 20000, &o);
+	estimate_order_free(&o);
+	free(p);
+	/* Long repeats: the order of the first symbols still sorts here. */
+	for (i = 0; i < 20000; i++)
+		s[i] = (uint8_t)(i % 7 == 0);
+	p = pack(s, 20000, 3);
+	cr_assert_eq(estimate_tuple_order(p, 20000, 3, NULL, &r, &why, &o), -1);
+	estimate_order(p, 20000, 3, &o);
+	check_order(s, 20000, &o);
+	estimate_order_free(&o);
+	free(p);
+	free(s);
 }
 
 Test(compress, a_constant_string_has_no_entropy)
@@ -634,24 +829,6 @@ ref_lag(const uint8_t *s, size_t n, struct estimate_prediction *r)
 				winner = d;
 			}
 	}
-}
-
-/* Random symbols: k values, runs of the last one now and then, copies of earlier stretches. */
-static uint8_t *
-random_symbols(size_t n, unsigned k, uint64_t seed)
-{
-	uint8_t *s = malloc(n);
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		uint64_t x = rng(&seed);
-
-		if (i > 40 && x % 17 == 0)
-			s[i] = s[i - 1 - (x >> 8) % 40];
-		else
-			s[i] = (uint8_t)((x >> 16) % k);
-	}
-	return s;
 }
 
 Test(predict, binary_forms_match_the_plain_loops)
