@@ -114,28 +114,6 @@ assess_binary(const uint8_t *b, uint64_t n, const struct estimate_order *samples
 	free(packed);
 }
 
-/* 6.3.8 on symbols, through the daemon's own lag predictor (estimate.c). */
-static void
-assess_lag(const uint8_t *symbols, uint64_t n, unsigned bits, struct estimate_prediction *p)
-{
-	struct estimate_result r;
-	struct estimate e;
-	uint64_t i;
-
-	memset(p, 0, sizeof *p);
-	p->h = -1.0;
-	estimate_init(&e, bits, 0, true, false);
-	for (i = 0; i < n; i++)
-		estimate_sample(&e, symbols[i]);
-	if (estimate_compute(&e, &r)) {
-		p->h = r.lag;
-		p->correct = r.lag_hits;
-		p->run = r.lag_run;
-		p->n = n - 1;
-	}
-	estimate_free(&e);
-}
-
 /*
  * The literal estimators of samples of more than two values: MCV, the
  * tuples, and the predictors over the alphabet of k translated symbols.
@@ -164,21 +142,23 @@ assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsig
 	for (i = 0, at = 0; i < n; i++)
 		for (j = bits; j-- > 0; at++)
 			packed[at >> 3] |= (uint8_t)((samples[i] >> j & 1) << (7 - (at & 7)));
+	/* Their order serves MultiMMC too (else it is sorted just for that). */
 	if (estimate_tuple_order(packed, n, bits, sorter, &s->tuple, &s->tuple_why, &order) == 0) {
 		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
 		s->h[ASSESS_LRS] = s->tuple.lrs;
-	}
+	} else
+		estimate_order(packed, n, bits, &order);
 	free(packed);
+	if (estimate_predict_mcw(symbols, n, k, &s->mcw))
+		s->h[ASSESS_MCW] = s->mcw.h;
+	if (estimate_predict_lag(symbols, n, k, &s->lag))
+		s->h[ASSESS_LAG] = s->lag.h;
+	if (estimate_dict_mmc_order(symbols, n, k, &order, &s->mmc))
+		s->h[ASSESS_MMC] = s->mmc.h;
 	if (order_out != NULL)
 		*order_out = order;
 	else
 		estimate_order_free(&order);
-	if (estimate_predict_mcw(symbols, n, k, &s->mcw))
-		s->h[ASSESS_MCW] = s->mcw.h;
-	assess_lag(symbols, n, bits, &s->lag);
-	s->h[ASSESS_LAG] = s->lag.h;
-	if (estimate_dict_mmc(symbols, n, k, &s->mmc))
-		s->h[ASSESS_MMC] = s->mmc.h;
 	if (estimate_dict_lz78y(symbols, n, k, &s->lz78y))
 		s->h[ASSESS_LZ78Y] = s->lz78y.h;
 }

@@ -3,10 +3,14 @@
  * SP 800-90B's MultiMMC (6.3.9) and LZ78Y (6.3.10) predictors on symbols of
  * up to 8 bits, as ea_non_iid runs them: both keep counts of which symbol
  * followed each prefix of 1 to 16 symbols, in dictionaries whose size the
- * standard bounds. NIST's tool keeps them in C++ maps of maps; here a
- * prefix is its 16 bytes (the key, exact, no second compare) in an
- * open-addressing table, and each (prefix, next symbol) count in another,
- * with the same order of predicting, counting and adding, ties included.
+ * standard bounds. NIST's tool keeps them in C++ maps of maps. Here
+ * MultiMMC, which looks up every length at every position, names a prefix
+ * by its run in the string's sorted suffixes and keeps its counts in
+ * plain tables; LZ78Y, whose one dictionary of all lengths stays small,
+ * keeps a prefix as its 16 bytes (the key, exact, no second compare) in an
+ * open-addressing table, and each (prefix, next symbol) count in another.
+ * Both keep the tool's order of predicting, counting and adding, ties
+ * included.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,14 +19,17 @@
 
 #include "estimate.h"
 #include "estimate_predict.h"
+#include "estimate_tuple.h"
 #include "xmalloc.h"
 
 #define DICT_DEPTH 16
 #define DICT_MMC_ENTRIES 100000
 #define DICT_LZ_ENTRIES 65536
 #define DICT_NONE UINT32_MAX
-/* The filter that answers most misses from cache: 2^21 bits (256 KiB) a length. */
-#define DICT_FILTER_BITS 21
+/* MultiMMC's entries are fetched this many positions ahead. */
+#define DICT_AHEAD 16
+/* The filter that answers most misses from cache: 2^17 bits (16 KiB) a length. */
+#define DICT_FILTER_BITS 17
 
 /* A prefix: its symbols (the last one in the top byte of hi), and its
  * best next symbol so far (the commonest, the larger on ties). */
@@ -60,11 +67,6 @@ struct dict {
 	struct dict_pair *pair;
 	uint64_t npair, pair_mask;
 	uint32_t *counts;            /* dense: [prefix][symbol] */
-	/* Until first looked up, the positions whose prefix and symbol are to
-	 * be counted (dict_log), in order: most are never looked up. */
-	bool indexed;
-	uint32_t *log;
-	size_t nlog, log_len;
 };
 
 /* Mix a 64-bit value (the finaliser of MurmurHash3). */
@@ -92,7 +94,6 @@ dict_init(struct dict *t, bool dense)
 {
 	memset(t, 0, sizeof *t);
 	t->dense = dense;
-	t->indexed = dense;
 	t->prefix_len = 256;
 	t->prefix = xcalloc(t->prefix_len, sizeof *t->prefix);
 	if (dense) {
@@ -115,7 +116,6 @@ dict_release(struct dict *t)
 	free(t->slot);
 	free(t->pair);
 	free(t->counts);
-	free(t->log);
 	free(t->filter);
 }
 
@@ -212,15 +212,6 @@ dict_add(struct dict *t, uint64_t lo, uint64_t hi)
 	t->slot[h].idx = t->nprefix;
 	t->slot[h].tag = (uint32_t)(dict_hash(lo, hi) >> 32);
 	return t->nprefix++;
-}
-
-/* A prefix's index, added if it is not there. */
-static uint32_t
-dict_get(struct dict *t, uint64_t lo, uint64_t hi)
-{
-	uint32_t idx = dict_find(t, lo, hi);
-
-	return idx != DICT_NONE ? idx : dict_add(t, lo, hi);
 }
 
 /* The pair slot of key, or the empty one where it would go. */
@@ -336,34 +327,58 @@ dict_score(struct estimate_prediction *r, uint64_t *run, bool right)
 		*run = 0;
 }
 
-/* Note that the prefix of `length` before position i is to be counted with s[i]. */
+/*
+ * 6.3.9's dictionary of one depth d, over the string's sorted suffixes: a
+ * context of d + 1 symbols starting at j is the run of suffixes sharing
+ * that many symbols with j's, named by the rank of the run's first
+ * suffix; a (context, next symbol) pair likewise by its run at d + 2. A
+ * context's entry is its best count and symbol, as count << 8 | symbol (a
+ * larger count wins, then a larger symbol, as in the tool), 0 while not
+ * there; a pair's entry is its count, 0 while not there.
+ */
+struct dict_mmc {
+	uint64_t *best;          /* by context */
+	uint32_t *count;         /* by pair */
+	uint32_t *context, *pair; /* by start: its context's run, its pair's */
+	uint32_t *made;          /* the entries made (to clear them after) */
+	size_t nmade, made_len;
+};
+
+/* Note an entry made, to clear it when the depth is done. */
 static void
-dict_log(struct dict *t, uint64_t i)
+dict_mmc_made(struct dict_mmc *m, uint32_t at)
 {
-	if (t->nlog == t->log_len) {
-		t->log_len = t->log_len == 0 ? 1024 : 2 * t->log_len;
-		t->log = xreallocarray(t->log, t->log_len, sizeof *t->log);
+	if (m->nmade == m->made_len) {
+		m->made_len = m->made_len == 0 ? 4096 : 2 * m->made_len;
+		m->made = xreallocarray(m->made, m->made_len, sizeof *m->made);
 	}
-	t->log[t->nlog++] = (uint32_t)i;
+	m->made[m->nmade++] = at;
 }
 
-/* Before a lookup: count what was logged, in order (find or make, count, as logged). */
-static void
-dict_index(struct dict *t, const uint8_t *pad, unsigned length)
+/*
+ * Count symbol y after a context (its run) in a pair (its run), NIST's
+ * incrementPostfix: a pair there always counts; one not there is made
+ * only if make_new. True when one was made.
+ */
+static inline bool
+dict_mmc_count(struct dict_mmc *m, uint32_t context, uint32_t pair, uint8_t y, bool make_new)
 {
-	uint64_t lo, hi;
-	size_t k;
+	uint32_t c = m->count[pair];
+	uint64_t best;
+	bool made = c == 0;
 
-	if (t->indexed)
-		return;
-	t->indexed = true;
-	for (k = 0; k < t->nlog; k++) {
-		dict_key(pad, t->log[k], length, &lo, &hi);
-		dict_count(t, dict_get(t, lo, hi), pad[16 + t->log[k]], true);
+	if (made) {
+		if (!make_new)
+			return false;
+		dict_mmc_made(m, pair);
 	}
-	free(t->log);
-	t->log = NULL;
-	t->nlog = t->log_len = 0;
+	m->count[pair] = ++c;
+	best = (uint64_t)c << 8 | y;
+	if (m->best[context] == 0)
+		dict_mmc_made(m, context | UINT32_C(1) << 31);
+	if (best > m->best[context])
+		m->best[context] = best;
+	return made;
 }
 
 /*
@@ -372,38 +387,53 @@ dict_index(struct dict *t, const uint8_t *pad, unsigned length)
  * tool goes deeper only while prefixes are found), so each depth runs over
  * the whole string in turn, one dictionary at a time, leaving which
  * positions it found and guessed right as bits; the scoreboard then runs
- * over those, 64 positions at a time.
+ * over those, 64 positions at a time. The dictionaries are tables by the
+ * suffixes' order (struct dict_mmc), so a lookup is two loads.
  */
 bool
-estimate_dict_mmc(const uint8_t *s, uint64_t n, unsigned k, struct estimate_prediction *r)
+estimate_dict_mmc_order(const uint8_t *s, uint64_t n, unsigned k, const struct estimate_order *o,
+    struct estimate_prediction *r)
 {
-	uint64_t score[DICT_DEPTH] = { 0 }, entries, run = 0, i, lo, hi, words, w;
+	uint64_t score[DICT_DEPTH] = { 0 }, entries, run = 0, i, words, w, rr;
 	uint64_t *right, *found, *prev, rw[DICT_DEPTH], fw[DICT_DEPTH];
+	uint32_t context, pair, at, *swap;
 	unsigned d, winner = 0;
-	uint32_t idx;
-	struct dict t;
-	uint8_t *pad;
+	struct dict_mmc m;
+	size_t z;
 	bool look;
 
 	memset(r, 0, sizeof *r);
 	r->h = -1.0;
 	if (n < 3)
 		return false;
-	pad = dict_pad(s, n);
 	r->n = n - 2;
 	words = (n + 63) / 64;
 	right = xcalloc(DICT_DEPTH * words, sizeof *right);
 	found = xcalloc(DICT_DEPTH * words, sizeof *found);
-	for (d = 0; d < DICT_DEPTH; d++) {
-		dict_init(&t, d == 0);
-		entries = 0;
+	memset(&m, 0, sizeof m);
+	m.best = xcalloc(n, sizeof *m.best);
+	m.count = xcalloc(n, sizeof *m.count);
+	m.context = xreallocarray(NULL, n, sizeof *m.context);
+	m.pair = xreallocarray(NULL, n, sizeof *m.pair);
+	/* The runs of 1 symbol: the first depth's contexts. */
+	for (pair = UINT32_MAX, rr = 0; rr < n; rr++) {
+		pair += o->lcp[rr] < 1;
+		m.pair[o->sa[rr]] = pair;
+	}
+	for (d = 0; d < DICT_DEPTH && d < r->n; d++) {
+		/* Each start's run of d + 2 equal symbols, numbered in order (its
+		 * run of d + 1 is the last depth's). */
+		swap = m.context;
+		m.context = m.pair;
+		m.pair = swap;
+		for (pair = UINT32_MAX, rr = 0; rr < n; rr++) {
+			pair += o->lcp[rr] < d + 2;
+			m.pair[o->sa[rr]] = pair;
+		}
 		prev = d > 0 ? found + (d - 1) * words : NULL;
 		/* The prefix of the string's start, with the symbol after it. */
-		if (d < r->n) {
-			dict_key(pad, d + 1, d + 1, &lo, &hi);
-			dict_count(&t, dict_get(&t, lo, hi), s[d + 1], true);
-			entries = 1;
-		}
+		dict_mmc_count(&m, m.context[0], m.pair[0], s[d + 1], true);
+		entries = 1;
 		for (i = d + 2; i < n; i++) {
 			/* Nothing to find and nothing to add for 64 positions: skip them. */
 			if (prev != NULL && prev[i / 64] >> (i % 64) == 0 &&
@@ -412,34 +442,36 @@ estimate_dict_mmc(const uint8_t *s, uint64_t n, unsigned k, struct estimate_pred
 				continue;
 			}
 			look = prev == NULL || (prev[i / 64] >> (i % 64) & 1);
-			idx = DICT_NONE;
-			if (look) {
-				dict_index(&t, pad, d + 1);
-				dict_key(pad, i, d + 1, &lo, &hi);
-				idx = dict_find(&t, lo, hi);
+			if (!look && entries >= DICT_MMC_ENTRIES)
+				continue;
+			if (i + DICT_AHEAD < n) {
+				__builtin_prefetch(&m.best[m.context[i + DICT_AHEAD - d - 1]]);
+				__builtin_prefetch(&m.count[m.pair[i + DICT_AHEAD - d - 1]]);
 			}
-			if (idx != DICT_NONE) {
+			context = m.context[i - d - 1];
+			pair = m.pair[i - d - 1];
+			if (look && m.best[context] != 0) {
 				found[d * words + i / 64] |= UINT64_C(1) << (i % 64);
-				if (t.prefix[idx].best == s[i])
+				if ((uint8_t)m.best[context] == s[i])
 					right[d * words + i / 64] |= UINT64_C(1) << (i % 64);
-				if (dict_count(&t, idx, s[i], entries < DICT_MMC_ENTRIES))
+				if (dict_mmc_count(&m, context, pair, s[i], entries < DICT_MMC_ENTRIES))
 					entries++;
-			} else if (!look && entries < DICT_MMC_ENTRIES) {
-				/* As the tool does: find or make the prefix, count, and
-				 * call it a new entry either way. */
-				if (t.indexed) {
-					dict_key(pad, i, d + 1, &lo, &hi);
-					dict_count(&t, dict_get(&t, lo, hi), s[i], true);
-				} else
-					dict_log(&t, i);
-				entries++;
-			} else if (look && entries < DICT_MMC_ENTRIES) {
-				/* Looked up and not there: added, as not found. */
-				dict_count(&t, dict_get(&t, lo, hi), s[i], true);
+			} else if (entries < DICT_MMC_ENTRIES) {
+				/* Not found (or not looked for, as the tool does not
+				 * past an unfound depth): find or make the prefix, count,
+				 * and call it a new entry either way. */
+				dict_mmc_count(&m, context, pair, s[i], true);
 				entries++;
 			}
 		}
-		dict_release(&t);
+		for (z = 0; z < m.nmade; z++) {
+			at = m.made[z];
+			if (at >> 31)
+				m.best[at & ~(UINT32_C(1) << 31)] = 0;
+			else
+				m.count[at] = 0;
+		}
+		m.nmade = 0;
 	}
 	for (w = 0; w < words; w++) {
 		for (d = 0; d < DICT_DEPTH; d++) {
@@ -449,11 +481,31 @@ estimate_dict_mmc(const uint8_t *s, uint64_t n, unsigned k, struct estimate_pred
 		estimate_predict_board(score, DICT_DEPTH, &winner, rw, fw,
 		    n - 64 * w < 64 ? (unsigned)(n - 64 * w) : 64, r, &run);
 	}
+	free(m.context);
+	free(m.pair);
+	free(m.made);
+	free(m.count);
+	free(m.best);
 	free(right);
 	free(found);
-	free(pad);
 	r->h = estimate_predictor_formula(r->correct, r->n, r->run, k);
 	return true;
+}
+
+bool
+estimate_dict_mmc(const uint8_t *s, uint64_t n, unsigned k, struct estimate_prediction *r)
+{
+	struct estimate_order o;
+	uint8_t *padded = xcalloc(n + ESTIMATE_TUPLE_PAD_BYTES, 1);
+	bool ok;
+
+	/* The sorter reads a few bytes past the end. */
+	memcpy(padded, s, n);
+	estimate_order(padded, n, 8, &o);
+	free(padded);
+	ok = estimate_dict_mmc_order(s, n, k, &o, r);
+	estimate_order_free(&o);
+	return ok;
 }
 
 /*

@@ -27,6 +27,9 @@ bool estimate_predict_mcw(const uint8_t *symbols, uint64_t n, unsigned k,
     struct estimate_prediction *);
 /* 6.3.7 on a bit string (0 or 1 a byte): the windows' majorities. */
 bool estimate_predict_mcw_bits(const uint8_t *bits, uint64_t n, struct estimate_prediction *);
+/* 6.3.8 Lag prediction on symbols. */
+bool estimate_predict_lag(const uint8_t *symbols, uint64_t n, unsigned k,
+    struct estimate_prediction *);
 /* 6.3.8 Lag prediction on n bits packed (16 readable bytes past the end). */
 bool estimate_predict_lag_bits(const uint8_t *packed, uint64_t n, struct estimate_prediction *);
 /* 6.3.9 MultiMMC on a bit string (0 or 1 a byte), NIST's binary tables. */
@@ -48,6 +51,10 @@ void estimate_predict_board(uint64_t *score, unsigned np, unsigned *winner,
 /* The same for symbols of a larger alphabet, through dictionaries (estimate_dict.c). */
 bool estimate_dict_mmc(const uint8_t *symbols, uint64_t n, unsigned k,
     struct estimate_prediction *);
+struct estimate_order;
+/* 6.3.9 with the string's suffixes already in order (estimate_tuple.h). */
+bool estimate_dict_mmc_order(const uint8_t *symbols, uint64_t n, unsigned k,
+    const struct estimate_order *, struct estimate_prediction *);
 bool estimate_dict_lz78y(const uint8_t *symbols, uint64_t n, unsigned k,
     struct estimate_prediction *);
 

@@ -831,6 +831,57 @@ ref_lag(const uint8_t *s, size_t n, struct estimate_prediction *r)
 	}
 }
 
+/* multi_mcw_test of NIST's tool, each window's commonest found again by a scan. */
+static void
+ref_mcw(const uint8_t *s, size_t n, struct estimate_prediction *r)
+{
+	static const size_t w[4] = { 63, 255, 1023, 4095 };
+	uint64_t score[4] = { 0 }, run = 0, cnt[4][256] = { { 0 } }, pos[4][256] = { { 0 } };
+	uint64_t top[4] = { 0 }, best_pos;
+	unsigned j, winner = 0, k;
+	uint8_t frequent[4] = { 0 };
+	size_t i;
+
+	memset(r, 0, sizeof *r);
+	r->n = n - w[0];
+	for (i = 0; i < w[3]; i++)
+		for (j = 0; j < 4; j++)
+			if (i < w[j]) {
+				if (top[j] <= ++cnt[j][s[i]]) {
+					top[j] = cnt[j][s[i]];
+					frequent[j] = s[i];
+				}
+				pos[j][s[i]] = i;
+			}
+	for (i = w[0]; i < n; i++) {
+		ref_score(r, &run, frequent[winner] == s[i]);
+		for (j = 0; j < 4; j++)
+			if (i >= w[j] && frequent[j] == s[i] && ++score[j] >= score[winner])
+				winner = j;
+		for (j = 0; j < 4; j++) {
+			if (i < w[j])
+				continue;
+			cnt[j][s[i - w[j]]]--;
+			cnt[j][s[i]]++;
+			pos[j][s[i]] = i;
+			if (s[i - w[j]] != frequent[j] && top[j] <= cnt[j][s[i]]) {
+				top[j] = cnt[j][s[i]];
+				frequent[j] = s[i];
+			} else if (s[i - w[j]] == frequent[j]) {
+				top[j]--;
+				best_pos = i - w[j];
+				for (k = 0; k < 256; k++)
+					if (top[j] < cnt[j][k] ||
+					    (top[j] == cnt[j][k] && best_pos <= pos[j][k])) {
+						top[j] = cnt[j][k];
+						frequent[j] = (uint8_t)k;
+						best_pos = pos[j][k];
+					}
+			}
+		}
+	}
+}
+
 Test(predict, binary_forms_match_the_plain_loops)
 {
 	static const size_t sizes[] = { 3000, 70000, 300000 };
@@ -873,6 +924,133 @@ Test(predict, symbol_forms_match_the_plain_loops)
 		check_counts(&got, want.correct, want.n, want.run, alphabets[z], "LZ78Y");
 		free(s);
 	}
+}
+
+/* Bits never 1 ten times running, then noise: contexts first seen once the last table is full. */
+static uint8_t *
+late_contexts(size_t n, size_t first, uint64_t seed)
+{
+	uint8_t *s = malloc(n);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s[i] = (uint8_t)(rng(&seed) & 1 && (i >= first || i % 10 != 0));
+	return s;
+}
+
+Test(predict, binary_edge_cases_match_the_plain_loops)
+{
+	struct estimate_prediction got, want;
+	uint8_t *s, *p;
+	size_t n, i;
+
+	/* Short strings: depths and lags that have not started yet. */
+	for (n = 4; n < 300; n += n < 40 ? 1 : 37) {
+		s = random_symbols(n, 2, 100 + n);
+		p = pack(s, n, 1);
+		ref_mmc(s, n, &want);
+		cr_assert(estimate_predict_mmc_bits(s, n, &got));
+		check_counts(&got, want.correct, want.n, want.run, 2, "MultiMMC, short");
+		ref_lag(s, n, &want);
+		cr_assert(estimate_predict_lag_bits(p, n, &got));
+		check_counts(&got, want.correct, want.n, want.run, 2, "Lag, short");
+		free(p);
+		free(s);
+	}
+	/* One value throughout. */
+	s = calloc(3000, 1);
+	ref_mmc(s, 3000, &want);
+	cr_assert(estimate_predict_mmc_bits(s, 3000, &got));
+	check_counts(&got, want.correct, want.n, want.run, 2, "MultiMMC, all zeros");
+	free(s);
+	/* The last table fills before some of its contexts are seen. */
+	s = late_contexts(420000, 400000, 17);
+	ref_mmc(s, 420000, &want);
+	cr_assert(estimate_predict_mmc_bits(s, 420000, &got));
+	check_counts(&got, want.correct, want.n, want.run, 2, "MultiMMC, late contexts");
+	free(s);
+	/* Period 2 with a slip now and then: the leader changes. */
+	s = malloc(20000);
+	for (i = 0; i < 20000; i++)
+		s[i] = (uint8_t)((i + i / 997) & 1);
+	p = pack(s, 20000, 1);
+	ref_lag(s, 20000, &want);
+	cr_assert(estimate_predict_lag_bits(p, 20000, &got));
+	check_counts(&got, want.correct, want.n, want.run, 2, "Lag, period 2");
+	ref_mmc(s, 20000, &want);
+	cr_assert(estimate_predict_mmc_bits(s, 20000, &got));
+	check_counts(&got, want.correct, want.n, want.run, 2, "MultiMMC, period 2");
+	free(p);
+	free(s);
+}
+
+Test(predict, symbol_edge_cases_match_the_plain_loops)
+{
+	static const unsigned alphabets[] = { 2, 3, 16, 256 };
+	struct estimate_prediction got, want;
+	struct estimate_order o;
+	struct estimate_tuple t;
+	const char *why;
+	uint8_t *s, *p;
+	size_t n, i, z;
+
+	for (z = 0; z < sizeof alphabets / sizeof *alphabets; z++) {
+		/* Short strings, and longer ones past the lags' first stretch. */
+		for (n = 3; n < 400; n += n < 30 ? 1 : 53) {
+			s = random_symbols(n, alphabets[z], 200 + n);
+			ref_mmc(s, n, &want);
+			cr_assert(estimate_dict_mmc(s, n, alphabets[z], &got));
+			check_counts(&got, want.correct, want.n, want.run, alphabets[z],
+			    "MultiMMC, short");
+			ref_lag(s, n, &want);
+			cr_assert(estimate_predict_lag(s, n, alphabets[z], &got));
+			check_counts(&got, want.correct, want.n, want.run, alphabets[z], "Lag, short");
+			free(s);
+		}
+		/* The order estimate_tuple leaves (complete) serves MultiMMC too. */
+		s = random_symbols(50000, alphabets[z], 300 + z);
+		p = pack(s, 50000, 8);
+		cr_assert_eq(estimate_tuple_order(p, 50000, 8, NULL, &t, &why, &o), 0);
+		ref_mmc(s, 50000, &want);
+		cr_assert(estimate_dict_mmc_order(s, 50000, alphabets[z], &o, &got));
+		check_counts(&got, want.correct, want.n, want.run, alphabets[z], "MultiMMC, order");
+		ref_lag(s, 50000, &want);
+		cr_assert(estimate_predict_lag(s, 50000, alphabets[z], &got));
+		check_counts(&got, want.correct, want.n, want.run, alphabets[z], "Lag");
+		ref_mcw(s, 50000, &want);
+		cr_assert(estimate_predict_mcw(s, 50000, alphabets[z], &got));
+		check_counts(&got, want.correct, want.n, want.run, alphabets[z], "MultiMCW");
+		estimate_order_free(&o);
+		free(p);
+		free(s);
+	}
+	/* One value; period 2; a few values at skewed odds, the commonest
+	 * leaving the windows often (the jitter source's kind). */
+	s = malloc(30000);
+	memset(s, 0, 30000);
+	ref_mmc(s, 30000, &want);
+	cr_assert(estimate_dict_mmc(s, 30000, 1, &got));
+	check_counts(&got, want.correct, want.n, want.run, 1, "MultiMMC, one value");
+	for (i = 0; i < 30000; i++)
+		s[i] = (uint8_t)(i & 1);
+	ref_mmc(s, 30000, &want);
+	cr_assert(estimate_dict_mmc(s, 30000, 2, &got));
+	check_counts(&got, want.correct, want.n, want.run, 2, "MultiMMC, period 2");
+	ref_mcw(s, 30000, &want);
+	cr_assert(estimate_predict_mcw(s, 30000, 2, &got));
+	check_counts(&got, want.correct, want.n, want.run, 2, "MultiMCW, period 2");
+	for (i = 0; i < 30000; i++) {
+		uint64_t x = i * UINT64_C(0x9e3779b97f4a7c15) >> 40;
+
+		s[i] = (uint8_t)(x % 7 < 3 ? 0 : x % 7 < 5 ? 1 : x % 11);
+	}
+	ref_mcw(s, 30000, &want);
+	cr_assert(estimate_predict_mcw(s, 30000, 11, &got));
+	check_counts(&got, want.correct, want.n, want.run, 11, "MultiMCW, skewed");
+	ref_mmc(s, 30000, &want);
+	cr_assert(estimate_dict_mmc(s, 30000, 11, &got));
+	check_counts(&got, want.correct, want.n, want.run, 11, "MultiMMC, skewed");
+	free(s);
 }
 
 Test(predict, mcw_on_bits_is_mcw_of_two_symbols)
