@@ -23,6 +23,8 @@
 #define COMPRESS_ALPHABET (1u << COMPRESS_BLOCK_BITS)
 /* Bisection steps at most (NIST's ITERMAX). */
 #define COMPRESS_STEPS 1076
+/* The log2 table grows to this many entries, then stops. */
+#define COMPRESS_TABLE (UINT64_C(1) << 16)
 
 /* log2 of 1..len - 1, as far as asked so far. */
 struct compress_logs {
@@ -30,12 +32,19 @@ struct compress_logs {
 	uint64_t len;
 };
 
-/* log2(i), from the table (grown to cover i). */
+/*
+ * log2(i), from the table (grown to cover i). Distances past
+ * COMPRESS_TABLE are rare (at most 64 n / COMPRESS_TABLE of n blocks) and
+ * computed each time: a rare block of skewed data must not make the table
+ * as long as the string.
+ */
 static double
 compress_log2(struct compress_logs *l, uint64_t i)
 {
 	uint64_t want;
 
+	if (i >= COMPRESS_TABLE && i >= l->len)
+		return numeric_log2((double)i);
 	if (i >= l->len) {
 		want = l->len < 1024 ? 1024 : l->len;
 		while (want <= i)
@@ -69,6 +78,9 @@ compress_g(struct compress_logs *l, double z, uint64_t d, uint64_t num_blocks)
 	uint64_t v = num_blocks - d, i;
 	bool truncated = false;
 
+	/* Every term has a factor z (and would otherwise run to the end). */
+	if (z == 0.0)
+		return 0.0;
 	bi = term;
 	for (i = 2; i <= d; i++) {
 		compress_add(&ai_sum, &ai_comp, compress_log2(l, i) * bi);
