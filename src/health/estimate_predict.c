@@ -20,6 +20,7 @@
 
 #include "estimate.h"
 #include "estimate_predict.h"
+#include "packed.h"
 #include "xmalloc.h"
 
 #define PREDICT_WINDOWS 4
@@ -335,21 +336,6 @@ estimate_predict_mcw_bits(const uint8_t *b, uint64_t n, struct estimate_predicti
 		predict_board(score, PREDICT_WINDOWS, &winner, right, NULL, len, false, r, &run);
 	}
 	return predict_finish(r, 2);
-}
-
-
-/* The 64 bits from bit `bit` on, the first at the top (bit >= 0). */
-static inline uint64_t
-predict_load(const uint8_t *packed, uint64_t bit)
-{
-	uint64_t x;
-	unsigned shift = (unsigned)(bit & 7);
-
-	memcpy(&x, packed + (bit >> 3), sizeof x);
-	x = be64toh(x);
-	if (shift != 0)
-		x = x << shift | packed[(bit >> 3) + 8] >> (8 - shift);
-	return x;
 }
 
 /* The 64 bits from bit i on, i a multiple of 64. */

@@ -20,7 +20,9 @@
 
 #include "estimate.h"
 #include "estimate_tuple.h"
+#include "keysort.h"
 #include "numeric.h"
+#include "packed.h"
 #include "xmalloc.h"
 
 /* Bits of the counting pass's buckets (the first symbols of each suffix), at most. */
@@ -31,10 +33,6 @@
 #define TUPLE_BUDGET_FACTOR 4
 /* Symbols of a key: at most this many bits of them. */
 #define TUPLE_KEY_BITS 56
-/* Up to this many keys are sorted by insertion. */
-#define TUPLE_SMALL 32
-/* The widest digit of the radix sort, in bits. */
-#define TUPLE_DIGIT_BITS 11
 /* Copies of the per-LCP counts, taken in turn. */
 #define TUPLE_LANES 4
 /* LCPs taken before they are counted into the intervals. */
@@ -69,20 +67,6 @@ struct tuple {
 	uint64_t *buf;
 	size_t nbuf;
 };
-
-/* The 64 bits of the string from bit offset `bit` on, the first at the top. */
-static inline uint64_t
-tuple_load(const uint8_t *packed, uint64_t bit)
-{
-	uint64_t x;
-	unsigned shift = (unsigned)(bit & 7);
-
-	memcpy(&x, packed + (bit >> 3), sizeof x);
-	x = be64toh(x);
-	if (shift != 0)
-		x = x << shift | packed[(bit >> 3) + 8] >> (8 - shift);
-	return x;
-}
 
 /*
  * At least the first 57 bits from symbol `at` on, at the top: one load.
@@ -119,8 +103,8 @@ tuple_lcp_from(struct tuple *t, uint64_t a, uint64_t b, uint64_t from)
 		most = t->cap;
 	for (at = from; at < most; at += step) {
 		t->budget -= t->budget > 0;
-		x = (tuple_load(t->packed, (a + at) * t->width) ^
-		    tuple_load(t->packed, (b + at) * t->width)) >> (64 - bits);
+		x = (packed_load(t->packed, (a + at) * t->width) ^
+		    packed_load(t->packed, (b + at) * t->width)) >> (64 - bits);
 		if (x != 0) {
 			at += t->symbols[tuple_clz(x) - (64 - bits)];
 			break;
@@ -264,112 +248,6 @@ tuple_emit(struct tuple *t, uint64_t pos, uint64_t lcp)
 	t->taken++;
 }
 
-/* Sort a few keys by insertion. */
-static void
-tuple_insertion(uint64_t *a, size_t m)
-{
-	uint64_t k;
-	size_t i, j;
-
-	for (i = 1; i < m; i++) {
-		k = a[i];
-		for (j = i; j > 0 && a[j - 1] > k; j--)
-			a[j] = a[j - 1];
-		a[j] = k;
-	}
-}
-
-/*
- * Sort keys by their bits from bit `low` up, stably, least significant
- * digit first over the digits where they differ at all (a pass each,
- * however the keys cluster); tmp is as large as a.
- */
-static void
-tuple_sort_lsd(uint64_t *a, uint64_t *tmp, size_t m, unsigned low)
-{
-	uint32_t count[64 / TUPLE_DIGIT_BITS + 1][(1u << TUPLE_DIGIT_BITS) + 1];
-	uint64_t ones = 0, zeros = ~UINT64_C(0), *from = a, *to = tmp, *swap;
-	unsigned shift[64 / TUPLE_DIGIT_BITS + 1], ndigits = 0, d, at;
-	size_t i, c, buckets = (size_t)1 << TUPLE_DIGIT_BITS;
-
-	for (i = 0; i < m; i++) {
-		ones |= a[i];
-		zeros &= a[i];
-	}
-	/* The digits holding a bit some keys differ in. */
-	for (at = low; at < 64; at += TUPLE_DIGIT_BITS)
-		if ((ones ^ zeros) >> at & ((UINT64_C(1) << TUPLE_DIGIT_BITS) - 1))
-			shift[ndigits++] = at;
-	memset(count, 0, sizeof count);
-	for (i = 0; i < m; i++)
-		for (d = 0; d < ndigits; d++)
-			count[d][(a[i] >> shift[d] & (buckets - 1)) + 1]++;
-	for (d = 0; d < ndigits; d++) {
-		for (c = 1; c <= buckets; c++)
-			count[d][c] += count[d][c - 1];
-		for (i = 0; i < m; i++)
-			to[count[d][from[i] >> shift[d] & (buckets - 1)]++] = from[i];
-		swap = from;
-		from = to;
-		to = swap;
-	}
-	if (from != a)
-		memcpy(a, from, m * sizeof *a);
-}
-
-/*
- * Sort keys by their bits from bit `low` up, stably (keys equal there stay
- * in their order), most significant digit first: the digit starts at the
- * highest bit where the keys differ and is about log2(m) bits wide; tmp is
- * as large as a. Keys in order of their low bits come out in order. A
- * bucket still large after a pass holds keys that cluster (repeats of the
- * string), which would take a pass a digit going on like this: those are
- * sorted least significant digit first.
- */
-static void
-tuple_sort_keys(uint64_t *a, uint64_t *tmp, size_t m, unsigned low, bool first)
-{
-	uint32_t count[(1u << TUPLE_DIGIT_BITS) + 1];
-	uint64_t diff = 0;
-	size_t i, at, c, buckets;
-	unsigned bits, shift, high;
-
-	if (m <= TUPLE_SMALL) {
-		tuple_insertion(a, m);
-		return;
-	}
-	if (!first && m >= 16384) {
-		tuple_sort_lsd(a, tmp, m, low);
-		return;
-	}
-	for (i = 1; i < m; i++)
-		diff |= a[i] ^ a[0];
-	if (diff >> low == 0)
-		return;
-	high = 64 - tuple_clz(diff);
-	for (bits = 4; bits < TUPLE_DIGIT_BITS && (size_t)2 << bits <= m; bits++)
-		;
-	if (bits > high - low)
-		bits = high - low;
-	shift = high - bits;
-	buckets = (size_t)1 << bits;
-	memset(count, 0, (buckets + 1) * sizeof *count);
-	for (i = 0; i < m; i++)
-		count[(a[i] >> shift & (buckets - 1)) + 1]++;
-	for (c = 1; c <= buckets; c++)
-		count[c] += count[c - 1];
-	for (i = 0; i < m; i++)
-		tmp[count[a[i] >> shift & (buckets - 1)]++] = a[i];
-	memcpy(a, tmp, m * sizeof *a);
-	/* count[c] is now the end of bucket c. */
-	for (c = 0, at = 0; c < buckets; at = count[c++]) {
-		if (count[c] - at > TUPLE_SMALL)
-			tuple_sort_keys(a + at, tmp + at, count[c] - at, low, false);
-		else if (count[c] - at > 1)
-			tuple_insertion(a + at, count[c] - at);
-	}
-}
-
 static bool tuple_group(struct tuple *, uint32_t *, uint64_t *, uint64_t *, size_t, uint64_t,
     uint64_t, unsigned);
 
@@ -468,7 +346,7 @@ tuple_group(struct tuple *t, uint32_t *pos, uint64_t *keys, uint64_t *tmp, size_
 	same = UINT64_C(1) << (64 - data_bits);
 	for (r = 0; r < m; r++)
 		keys[r] = (tuple_top(t, pos[r] + o) & mask) | r;
-	tuple_sort_keys(keys, tmp, m, 64 - data_bits, true);
+	keysort_msd(keys, tmp, m, 64 - data_bits, true);
 	for (r = 0; r < m; r++)
 		sorted[r] = pos[keys[r] & ((UINT64_C(1) << idx_bits) - 1)];
 	/* The latest start (pos[0], before sorting) ends within these symbols? */
@@ -540,72 +418,6 @@ tuple_sort_here(struct tuple *t)
 	return ok;
 }
 
-/*
- * Merge two sorted runs of distinct keys into out, without a branch on the
- * keys: from the front and from the back at once (two chains of loads and
- * compares the processor runs side by side), meeting in the middle.
- */
-static void
-tuple_merge2(const uint64_t *x, size_t nx, const uint64_t *y, size_t ny, uint64_t *out)
-{
-	size_t i = 0, j = 0, k, ie = nx, je = ny, ke = nx + ny, half = (nx + ny) / 2;
-	uint64_t a, b;
-	bool take;
-
-	/* Front: the smaller of x[i], y[j]; back: the larger of x[ie-1], y[je-1]. */
-	for (k = 0; k < half && i < nx && j < ny && ie > 0 && je > 0; k++) {
-		a = x[i];
-		b = y[j];
-		take = b < a;
-		out[k] = take ? b : a;
-		i += !take;
-		j += take;
-		a = x[ie - 1];
-		b = y[je - 1];
-		take = b > a;
-		out[--ke] = take ? b : a;
-		ie -= !take;
-		je -= take;
-	}
-	/* What is left between the two ends, from the front (one run may be used up). */
-	for (; k < ke; k++) {
-		if (j >= je || (i < ie && x[i] < y[j]))
-			out[k] = x[i++];
-		else
-			out[k] = y[j++];
-	}
-}
-
-/*
- * Sort a[0..m), made of `runs` sorted runs of distinct keys (run k from
- * bound[k] to bound[k + 1]), by merging them in pairs; tmp is as large.
- */
-static void
-tuple_merge_runs(uint64_t *a, uint64_t *tmp, size_t *bound, unsigned runs)
-{
-	uint64_t *from = a, *to = tmp, *swap;
-	unsigned k, next;
-
-	while (runs > 1) {
-		for (k = 0, next = 0; k < runs; k += 2, next++) {
-			if (k + 1 < runs)
-				tuple_merge2(from + bound[k], bound[k + 1] - bound[k], from + bound[k + 1],
-				    bound[k + 2] - bound[k + 1], to + bound[k]);
-			else
-				memcpy(to + bound[k], from + bound[k],
-				    (bound[k + 1] - bound[k]) * sizeof *from);
-			bound[next] = bound[k];
-		}
-		bound[next] = bound[runs];
-		runs = next;
-		swap = from;
-		from = to;
-		to = swap;
-	}
-	if (from != a)
-		memcpy(a, from, bound[1] * sizeof *a);
-}
-
 /* Order positions from the latest start (the order tuple_group takes them in). */
 static int
 tuple_later_first(const void *a, const void *b)
@@ -640,7 +452,7 @@ tuple_classes_bucket(struct tuple *t, uint32_t *pos, uint64_t *keys, uint64_t *t
 	for (c = 0; c < classes; c++)
 		for (r = bound[c]; r < bound[c + 1]; r++)
 			keys[r] = (tuple_top(t, pos[r] + o) & mask) | (uint64_t)c << idx_bits | r;
-	tuple_merge_runs(keys, tmp, bound, classes);
+	keysort_merge_runs(keys, tmp, bound, classes);
 	for (r = 0; r < m; r++)
 		sorted[r] = pos[keys[r] & ((UINT64_C(1) << idx_bits) - 1)];
 	memcpy(pos, sorted, m * sizeof *pos);
@@ -729,7 +541,7 @@ tuple_sort_classes(struct tuple *t, const struct estimate_order *order, uint64_t
 			j = order->sa[k - 1] - 1;
 		else
 			continue;
-		x = tuple_load(t->packed, j * w);
+		x = packed_load(t->packed, j * w);
 		for (r = 0; r < w; r++)
 			pos[start[(x << r >> shift) * w + r]++] = (uint32_t)(j * w + r);
 	}
@@ -766,7 +578,7 @@ tuple_sort_library(struct tuple *t, estimate_tuple_sorter sorter)
 	int rc;
 
 	for (i = 0; i < n; i++)
-		text[i] = (uint8_t)(tuple_load(t->packed, i * t->width) >> (64 - t->width));
+		text[i] = (uint8_t)(packed_load(t->packed, i * t->width) >> (64 - t->width));
 	rc = sorter(text, sa, (int32_t)n);
 	if (rc == 0) {
 		/* phi[suffix] = the suffix before it in sorted order (n: none). */
