@@ -32,6 +32,7 @@ include_list() {
 	    tr ' ' '\n' | grep '^-I'
 }
 # Does a file holding only `#include "HEADER"` compile with these flags?
+# (Not finding it reads "No such file" from gcc, "file not found" from clang.)
 compiles() {
 	header=$1
 	shift
@@ -48,7 +49,7 @@ while IFS=: read -r list may must_not; do
 		not_ok "$list: includes $may (its own or below)"
 		diag_file "$tmp/probe.err"
 	elif compiles "$must_not" -include "$top_builddir/config.h" "$@" ||
-	    ! grep -q "$must_not.*No such file" "$tmp/probe.err"; then
+	    ! grep -qE "$must_not.*No such file|$must_not'? file not found" "$tmp/probe.err"; then
 		not_ok "$list: $must_not, from a layer above, is not found"
 		diag_file "$tmp/probe.err"
 	else
