@@ -28,7 +28,9 @@ plan 17
 "$gen" noise 3 >"$tmp/ends.raw"
 "$gen" tone 4 >"$tmp/tone.raw"
 "$gen" clipped 4 >"$tmp/clipped.raw"
-{ "$gen" clipped 1; "$gen" noise 20; } >"$tmp/click.raw"
+# The click's noise too must outlast the run, else the daemon, silent past
+# its end, never writes again to notice its reader gone (the timeout ends it).
+{ "$gen" clipped 1; "$gen" noise 320; } >"$tmp/click.raw"
 : >"$tmp/alsa.conf"
 for dev in noise ends tone clipped click; do
 	cat >>"$tmp/alsa.conf" <<EOC
@@ -68,8 +70,9 @@ check "bits out of range: exit 64 and one line saying why" sh -c \
 ( timeout 60 "$entropyd" -f -x all -n audio -O audio:device:fakeclick -o - 2>"$tmp/click.log"
     echo $? >"$tmp/click.rc" ) | "$entropytest" -c 3 2>"$tmp/click.fips" >/dev/null
 wait_for 100 test -s "$tmp/click.rc"
-check "a clipped first second is discarded, not judged" eval \
-    "fips_ok '$tmp/click.fips' 3 && ! grep -q clipping '$tmp/click.log'"
+check "a clipped first second is discarded, not judged; the daemon ended with its reader" \
+    eval "fips_ok '$tmp/click.fips' 3 && ! grep -q clipping '$tmp/click.log' &&
+    grep -q 'closed by its reader' '$tmp/click.log'"
 
 # reject NAME LOGLINE: run the daemon on fakeNAME until the log names the
 # cause, then until SIGUSR1's statistics carry it as the last error.

@@ -121,7 +121,9 @@ check "both sources on one TPM: the tpm source credits it (4 bits per byte)" \
     test "$(field tpm 'd["estimate"]["bits"]')" = 4.0
 check "both sources on one TPM: hwrng credits it nothing" \
     test "$(field hwrng 'd["estimate"]["bits"]')" = 0.0
-wait_for 100 test "$(field hwrng 'd["counters"]["bytes_read"] > 0')" = True
+# Asked afresh on each try (wait_for's arguments are expanded once).
+hwrng_read() { test "$(field hwrng 'd["counters"]["bytes_read"] > 0')" = True; }
+wait_for 100 hwrng_read
 check "both read: the tpm source is running, hwrng read its device" sh -c \
     "test '$(field tpm 'd["state"]')' = running &&
     test '$(field hwrng 'd["counters"]["bytes_read"] > 0')' = True"

@@ -85,7 +85,9 @@ check "/metrics: every estimator of the noisy source, and its unchanged credit" 
     test -n '$(metric source_entropy_estimate_bytes 'source="testraw12",estimator="min"')' &&
     test '$(metric credit_lowered_total 'source="testraw12"')' = 0"
 before=$(size "$tmp/out")
-wait_for 100 test "$(size "$tmp/out")" -gt "$before"
+# The size asked afresh on each try (wait_for's arguments are expanded once).
+grew_past() { test "$(size "$tmp/out")" -gt "$1"; }
+wait_for 100 grew_past "$before"
 check "the sink keeps receiving after the lowering" test "$(size "$tmp/out")" -gt "$before"
 wait_for 300 holds testraw 'd["counters"]["samples_tested"] > 400000 and
     d["estimate"]["online"]["bits"] > 4'

@@ -64,7 +64,9 @@ field() {
 "$entropyd" -f -x all -n jitter -O jitter:quantize_hz:24M -o /dev/null 2>"$tmp/24.log" &
 pid=$!
 track $pid
-wait_for 600 test "$(field 'd["counters"]["bytes_conditioned"] > 4096')" = True
+# Asked afresh on each try (wait_for's arguments are expanded once).
+conditioned_4k() { test "$(field 'd["counters"]["bytes_conditioned"] > 4096')" = True; }
+wait_for 600 conditioned_4k
 check "24 MHz: start-up grew the work and said so" grep -Eq \
     "jitter: start-up: the clock steps by 1 \(quantized\), too coarse for the work: it grew [0-9]+-fold( \(its bound\))? to [0-9]+ memory accesses" \
     "$tmp/24.log"
