@@ -517,7 +517,9 @@ pipeline_next_read(const struct pipeline *p)
 		next += repeat_lag(&p->repeat);
 	if (!p->warm)
 		return next;
-	want = pipeline_room_input(p);
+	/* Half the room: a reader thread's second read then fits too, and
+	 * goes on while the loop handles the first (pipeline_read_ahead). */
+	want = pipeline_room_input(p) / 2;
 	if (want > PIPELINE_READ_MAX)
 		want = PIPELINE_READ_MAX;
 	if (want <= next)

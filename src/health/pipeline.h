@@ -170,8 +170,9 @@ bool pipeline_started(const struct pipeline *);
  * How many bytes to ask the source for. Until a block was tested since the
  * last (re)start: exactly what completes the next block, so the first output
  * comes as early as possible. After that: what completes the next block plus
- * as many whole blocks as the reserve's free room needs as input, at most
- * PIPELINE_READ_MAX, so a fast source is read in few large pieces.
+ * as many whole blocks as half the reserve's free room needs as input, at
+ * most PIPELINE_READ_MAX, so a fast source is read in few large pieces and
+ * a second one can be read while the first is put through.
  */
 size_t pipeline_next_read(const struct pipeline *);
 /*
