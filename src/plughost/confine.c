@@ -167,9 +167,10 @@ confine_filter(void)
 	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD))) < 0 ||
 	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0)
 		goto out;
-	/* Signals to its own threads only (raise, abort, pthread_kill). */
+	/* Signals to its own threads only (raise, abort, pthread_kill). An
+	 * equality ignores datum_b: given as 0, so every field is set. */
 	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-	    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()))) < 0)
+	    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0))) < 0)
 		goto out;
 	/*
 	 * ioctl, but none of type 'R' (the random driver's): one rule per bit
@@ -182,7 +183,7 @@ confine_filter(void)
 			goto out;
 	for (i = 0; i < sizeof confine_families / sizeof confine_families[0]; i++)
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)confine_families[i]))) < 0)
+		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)confine_families[i], 0))) < 0)
 			goto out;
 	rc = seccomp_load(ctx);
 out:

@@ -54,7 +54,7 @@ markov_expected(const unsigned char *bits, size_t n)
 	p01 = c0 > 0 ? 1 - p00 : 0;
 	p10 = c1 > 0 ? c10 / c1 : 0;
 	p11 = c1 > 0 ? 1 - p10 : 0;
-	p0 = zeros / n;
+	p0 = zeros / (double)n;
 	p1 = 1 - p0;
 	cand[0] = p00 > 0 ? -log2(p0) - 127 * log2(p00) : INFINITY;
 	cand[1] = p01 > 0 && p10 > 0 ? -log2(p0) - 64 * log2(p01) - 63 * log2(p10) : INFINITY;

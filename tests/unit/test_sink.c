@@ -501,7 +501,7 @@ forget_sources(void)
 static void
 check_refill(unsigned refill_bits)
 {
-	size_t i, adds = 0;
+	size_t i, refill_adds = 0;
 	unsigned credited = 0;
 
 	sink_service(&sink, &supply);
@@ -517,11 +517,11 @@ check_refill(unsigned refill_bits)
 	sink_service(&sink, &supply);
 	for (i = 0; i < ncalls && calls[i].what == 'a'; i++) {
 		credited += calls[i].credit;
-		adds++;
+		refill_adds++;
 	}
 	cr_expect_geq(credited, refill_bits, "a refill of at least %u bits", refill_bits);
 	cr_expect_lt(credited, refill_bits + 2 * 512, "in whole passes, no more");
-	cr_assert_eq(i + 1, ncalls, "then one call: %zu adds of %zu calls", adds, ncalls);
+	cr_assert_eq(i + 1, ncalls, "then one call: %zu adds of %zu calls", refill_adds, ncalls);
 	cr_expect_eq(calls[i].what, 'r', "RNDRESEEDCRNG ends the refill");
 	cr_expect_eq(sink.refills, 1);
 	cr_expect_gt(sink.refill_reseed_ns, 0);
