@@ -196,13 +196,21 @@ engine_stall_delivered(struct entropyd_instance *inst)
 	engine_notify_status();
 }
 
-/* Stop a source: suspended after failed tests, absent after an error. */
+/* Close a source and stop watching it for stalls (and reading it for a capture). */
 static void
-engine_take_down(struct entropyd_instance *inst, enum instance_state state)
+engine_halt(struct entropyd_instance *inst)
 {
 	engine_close(inst);
 	stall_stop(&inst->slot->stall);
 	evtimer_del(inst->slot->ev_stall);
+	inst->slot->capture_only = false;
+}
+
+/* Stop a source: suspended after failed tests, absent after an error. */
+static void
+engine_take_down(struct entropyd_instance *inst, enum instance_state state)
+{
+	engine_halt(inst);
 	registry_set_state(inst, state);
 	if (state != INSTANCE_DRAINED)
 		engine_schedule_retry(inst);
@@ -322,10 +330,8 @@ engine_handle(struct entropyd_instance *inst, ssize_t n, int err, const uint8_t 
 static void
 engine_capture_only(struct entropyd_instance *inst)
 {
-	if (capture_wants(inst))
-		return;
-	inst->slot->capture_only = false;
-	engine_take_down(inst, INSTANCE_SUSPENDED);
+	if (!capture_wants(inst))
+		engine_take_down(inst, INSTANCE_SUSPENDED);
 }
 
 /*
@@ -337,10 +343,7 @@ engine_capture_reopen(struct entropyd_instance *inst)
 {
 	struct timeval now = { 0, 0 };
 
-	engine_close(inst);
-	stall_stop(&inst->slot->stall);
-	evtimer_del(inst->slot->ev_stall);
-	inst->slot->capture_only = false;
+	engine_halt(inst);
 	registry_set_state(inst, INSTANCE_ABSENT);
 	evtimer_add(inst->slot->ev_retry, &now);
 }
