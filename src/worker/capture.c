@@ -37,6 +37,13 @@ static struct {
 	uint64_t rows_done, rows_dropped;
 } capture = { .fd = -1 };
 
+/* The flag that asked for this capture, for messages. */
+static const char *
+capture_flag(void)
+{
+	return capture.restarts ? "--capture-restarts" : "--capture";
+}
+
 /* Which bits of a sample each byte holds, and how NIST's tool reads the file. */
 static const char *
 capture_which_bits(const char *path)
@@ -116,28 +123,29 @@ capture_start(const struct config *cfg, char *err, size_t errlen)
 static void
 capture_finish(const char *name, bool failed)
 {
+	const char *what = capture.sample_bits > 8 ? "bits 0-7 of each" : "one per byte";
+	char suspended[128] = "";
+
 	if (close(capture.fd) == -1 && !failed) {
-		log_warn("--capture: %s", capture.path);
+		log_warn("%s: %s", capture_flag(), capture.path);
 		failed = true;
 	}
 	capture.fd = -1;
 	explicit_bzero(capture.row, sizeof capture.row);
 	if (failed)
 		return;
-	if (capture.restarts)
+	if (capture.restarts) {
 		log_info("%s: captured %" PRIu64 " restarts of %lu raw samples to %s (%s)%s", name,
-		    capture.rows_done, OPTIONS_CAPTURE_RESTART_SAMPLES, capture.path,
-		    capture.sample_bits > 8 ? "bits 0-7 of each" : "one per byte",
+		    capture.rows_done, OPTIONS_CAPTURE_RESTART_SAMPLES, capture.path, what,
 		    capture.rows_dropped > 0 ? "; restarts cut short and taken again: see above" :
 		    "");
-	else if (capture.suspended > 0)
-		log_info("%s: captured %" PRIu64 " raw samples to %s (%s; %" PRIu64 " of them read "
-		    "while the tests had it suspended, none of those credited)", name,
-		    capture.written, capture.path, capture.sample_bits > 8 ? "bits 0-7 of each" :
-		    "one per byte", capture.suspended);
-	else
-		log_info("%s: captured %" PRIu64 " raw samples to %s (%s)", name, capture.written,
-		    capture.path, capture.sample_bits > 8 ? "bits 0-7 of each" : "one per byte");
+		return;
+	}
+	if (capture.suspended > 0)
+		snprintf(suspended, sizeof suspended, "; %" PRIu64 " of them read while the tests "
+		    "had it suspended, none of those credited", capture.suspended);
+	log_info("%s: captured %" PRIu64 " raw samples to %s (%s%s)", name, capture.written,
+	    capture.path, what, suspended);
 }
 
 /* Write len bytes to the file; false (capture abandoned) if that fails. */
@@ -146,8 +154,7 @@ capture_write(const char *name, const uint8_t *bytes, size_t len)
 {
 	if (len == 0 || write(capture.fd, bytes, len) == (ssize_t)len)
 		return true;
-	log_warn("%s: %s: writing %s; capture abandoned", name,
-	    capture.restarts ? "--capture-restarts" : "--capture", capture.path);
+	log_warn("%s: %s: writing %s; capture abandoned", name, capture_flag(), capture.path);
 	capture_finish(name, true);
 	return false;
 }
