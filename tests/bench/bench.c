@@ -786,10 +786,13 @@ main(int argc, char **argv)
 		return bench_egd_latency(atoi(argv[2]), argv[3]);
 	if (argc == 5 && strcmp(argv[1], "egdrss") == 0 && atoi(argv[2]) >= 1)
 		return bench_egd_rss(atoi(argv[2]), argv[3], atol(argv[4]));
+	if (argc == 4 && strcmp(argv[1], "egdpace") == 0 && atof(argv[3]) > 0)
+		return bench_egd_pace(argv[2], atof(argv[3]));
 	fprintf(stderr, "usage: entropyd-bench condition MB RUNS | pipeline MB RUNS | "
 	    "rdrand SECONDS | source NAME SECONDS [OPTION...] | estimate NAME SECONDS RUNS | "
 	    "feed NAME SECONDS [OPTION...] | credit NAME SECONDS [OPTION...] | "
 	    "startup LOG ENTROPYD [ARGUMENT...] | waiters SOCKET FILE N | "
-	    "egd CLIENTS SECONDS SOCKET | egdlat COUNT SOCKET | egdrss CLIENTS SOCKET PID\n");
+	    "egd CLIENTS SECONDS SOCKET | egdlat COUNT SOCKET | egdrss CLIENTS SOCKET PID | "
+	    "egdpace FILE BYTES_PER_S\n");
 	return EX_USAGE;
 }

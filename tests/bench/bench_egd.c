@@ -3,18 +3,23 @@
  * entropyd-bench's EGD clients, for make bench's broker figures: many
  * clients asking all the time (the served rate and Jain's fairness index),
  * one asking 64 bytes at a time (the latency), and a crowd of idle ones
- * (the worker's memory per client).
+ * (the worker's memory per client); and a paced writer standing in for a
+ * hardware source where the machine has no RDSEED.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_egd.h"
@@ -230,4 +235,63 @@ bench_egd_rss(int nclients, const char *path, long pid)
 		close(fds[i]);
 	free(fds);
 	return EX_OK;
+}
+
+/*
+ * entropyd-bench egdpace FILE BYTES_PER_S: FILE's bytes over and over to
+ * stdout at that rate, 64 KiB at a time on a schedule from the start (a
+ * late write is made up, but no more than 50 ms of it: a reader that
+ * paused does not get a burst). With no reader (a FIFO between two
+ * daemons), it waits for the next; it runs until it is killed.
+ */
+int
+bench_egd_pace(const char *path, double rate)
+{
+	const struct timespec idle = { 0, 10000000 };
+	struct stat st;
+	struct timespec ts;
+	uint8_t *data;
+	size_t len, at = 0, chunk;
+	double t0, sent = 0, wait;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1 || fstat(fd, &st) == -1 || st.st_size <= 0) {
+		fprintf(stderr, "entropyd-bench: %s: %s\n", path, fd == -1 ? strerror(errno) :
+		    "empty");
+		return EX_NOINPUT;
+	}
+	len = (size_t)st.st_size;
+	data = malloc(len);
+	for (at = 0; data != NULL && at < len; at += (size_t)n)
+		if ((n = read(fd, data + at, len - at)) <= 0)
+			break;
+	close(fd);
+	if (data == NULL || at < len) {
+		fprintf(stderr, "entropyd-bench: %s: could not read it whole\n", path);
+		free(data);
+		return EX_IOERR;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	t0 = bench_now();
+	for (at = 0;; at = (at + chunk) % len) {
+		chunk = len - at < 65536 ? len - at : 65536;
+		if (bench_egd_send(STDOUT_FILENO, data + at, chunk) == -1) {
+			if (errno != EPIPE)
+				break;
+			nanosleep(&idle, NULL);
+			chunk = 0;
+		}
+		sent += (double)chunk;
+		if ((wait = t0 + sent / rate - bench_now()) < -0.05)
+			t0 -= wait + 0.05;
+		else if (wait > 0) {
+			ts.tv_sec = (time_t)wait;
+			ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(data);
+	perror("entropyd-bench: egdpace");
+	return EX_IOERR;
 }

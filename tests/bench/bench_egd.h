@@ -10,5 +10,7 @@ int bench_egd_rate(int nclients, double seconds, const char *path);
 int bench_egd_latency(int count, const char *path);
 /* entropyd-bench egdrss CLIENTS SOCKET PID: "egdrss KIB_PER_CLIENT" of PID's RSS. */
 int bench_egd_rss(int nclients, const char *path, long pid);
+/* entropyd-bench egdpace FILE BYTES_PER_S: FILE over and over to stdout at that rate. */
+int bench_egd_pace(const char *path, double rate);
 
 #endif
