@@ -19,6 +19,8 @@
 #include "xmalloc.h"
 
 #define CAPTURE_CHUNK 4096
+/* A restart capture says how far it is every this many restarts. */
+#define CAPTURE_PROGRESS_ROWS 100
 
 static struct {
 	const char *source;   /* a module name */
@@ -178,6 +180,12 @@ capture_opened(const struct entropyd_instance *inst)
 	capture.rows_dropped++;
 }
 
+bool
+capture_reopening(const struct entropyd_instance *inst)
+{
+	return capture.restarts && capture.rows_done > 0 && capture_wants(inst);
+}
+
 /* --capture-restarts: the samples of the restart being taken; whether it is complete. */
 static enum capture_next
 capture_restart_input(const struct entropyd_instance *inst, const uint8_t *buf, size_t len)
@@ -198,6 +206,11 @@ capture_restart_input(const struct entropyd_instance *inst, const uint8_t *buf, 
 	capture.rows_done++;
 	capture.in_row = 0;
 	capture.odd = false;
+	/* Each reopen's own lines are debug (capture_reopening): progress instead. */
+	if (capture.rows_done % CAPTURE_PROGRESS_ROWS == 0 &&
+	    capture.rows_done < OPTIONS_CAPTURE_RESTARTS)
+		log_info("%s: --capture-restarts: %" PRIu64 " of %lu restarts recorded", inst->name,
+		    capture.rows_done, OPTIONS_CAPTURE_RESTARTS);
 	if (capture.rows_done < OPTIONS_CAPTURE_RESTARTS)
 		return CAPTURE_REOPEN;
 	capture_finish(inst->name, false);

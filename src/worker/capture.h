@@ -48,6 +48,8 @@ enum capture_next capture_input(const struct entropyd_instance *, const uint8_t 
     size_t len, bool suspended);
 /* The engine opened an instance: a restart capture starts a new restart. */
 void capture_opened(const struct entropyd_instance *);
+/* Whether the instance is being opened again for the next restart of a restart capture. */
+bool capture_reopening(const struct entropyd_instance *);
 /* Whether a capture still wants the instance's samples (read it, suspended or not). */
 bool capture_wants(const struct entropyd_instance *);
 

@@ -416,12 +416,18 @@ static void
 engine_open(struct entropyd_instance *inst)
 {
 	const struct entropyd_source *src = inst->module->src;
+	bool quiet = capture_reopening(inst);
 	void *state = NULL;
+	int rc;
 
 	if (engine_is_open(inst) || inst->removed)
 		return;
 	evtimer_del(inst->slot->ev_retry);
-	if (src->open(inst, &state) == -1) {
+	/* Set only while open runs, in this thread, before any reader starts. */
+	inst->quiet = quiet;
+	rc = src->open(inst, &state);
+	inst->quiet = false;
+	if (rc == -1) {
 		if (!registry_has_error(inst))
 			registry_set_error(inst, "cannot open %s", inst->device);
 		registry_set_state(inst, INSTANCE_ABSENT);
@@ -448,7 +454,8 @@ engine_open(struct entropyd_instance *inst)
 	/* A reopen is no delivery: a stalled source stays stalled until bytes come. */
 	registry_set_state(inst, inst->slot->stall.stalled ? INSTANCE_STALLED :
 	    engine_open_state(inst));
-	log_info("%s: reading %s (%s, %g bits per %s credited)", inst->name, inst->device,
+	log_printf(quiet ? LOG_DEBUG : LOG_INFO, "%s: reading %s (%s, %g bits per %s "
+	    "credited)", inst->name, inst->device,
 	    inst->slot->fd >= 0 ? "polled" : "reader thread", inst->pipe.unit_bits,
 	    registry_unit_name(inst));
 	engine.warned_none = false;

@@ -103,6 +103,10 @@ registry_log_line(struct entropyd_instance *inst, int priority, const char *line
 		snprintf(inst->last_error, sizeof inst->last_error, "%s", line);
 		pthread_mutex_unlock(&registry_error_lock);
 	}
+	/* A restart capture opens a source a thousand times: what each open
+	 * says is debug, after the first. */
+	if (inst->quiet && priority == LOG_INFO)
+		priority = LOG_DEBUG;
 	log_printf(priority, "%s: %s", inst->name, line);
 }
 

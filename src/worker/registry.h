@@ -53,6 +53,7 @@ struct entropyd_instance {
 	enum instance_drive driven_by;
 	unsigned backoff_ms; /* the engine's delay before the next try */
 	bool removed;        /* unplugged: freed once closed */
+	bool quiet;          /* in an open a restart capture asked for: its info lines are debug */
 	char last_error[512];
 	struct pipeline pipe;
 	struct engine_slot *slot;

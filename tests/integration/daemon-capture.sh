@@ -8,7 +8,7 @@
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 libs=$top_builddir/tests/plugins/.libs
-plan 16
+plan 17
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 "$entropyd" -f -x all -n jitter --capture "jitter:5000:$tmp/raw" -o "$tmp/out" \
@@ -70,9 +70,11 @@ assert any(b.count(b[o:o + 512]) >= 3 for o in range(20000, 40000, 512)), "no st
     "$tmp/stick"
 
 # Restart data of a source whose every open replays the same samples, and
-# of one whose opens differ.
+# of one whose opens differ (that one with debug lines, which say each open).
 for mode in replay noise; do
-	"$entropyd" -f -x all -n testraw -O testraw:mode:$mode --plugin-dir "$tmp/plugins" \
+	debug=""
+	[ $mode = noise ] && debug=-d
+	"$entropyd" -f $debug -x all -n testraw -O testraw:mode:$mode --plugin-dir "$tmp/plugins" \
 	    --capture-restarts "testraw:$tmp/r-$mode" -o /dev/null \
 	    --control-socket "$tmp/r-$mode.sock" 2>"$tmp/rlog-$mode" &
 	pid=$!
@@ -85,6 +87,11 @@ check "1000 restarts of 1000 samples, each after a fresh open" sh -c \
 1000 raw samples to $tmp/r-noise (one per byte)' '$tmp/rlog-noise' &&
     test \$(grep -c 'testraw: reading' '$tmp/rlog-noise') -ge 1000"
 show_if_failed "$tmp/rlog-noise"
+check "without -d, one line per open only for the first, then one every 100 restarts" sh -c \
+    "test \$(grep -c 'testraw: reading' '$tmp/rlog-replay') -eq 1 &&
+    test \$(grep -c 'testraw: --capture-restarts: [1-9]00 of 1000 restarts recorded' \
+    '$tmp/rlog-replay') -eq 9"
+show_if_failed "$tmp/rlog-replay"
 check "the log says what is written and how to assess it" grep -q \
     "capture-restarts: testraw: opened afresh 1000 times, the first 1000 raw samples each time to \
 $tmp/r-noise" "$tmp/rlog-noise"
