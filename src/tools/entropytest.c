@@ -765,10 +765,10 @@ entropytest_restart(void)
  * Heap for the estimators' tables over a string of n_bits, backed by 2 MiB
  * pages where the kernel gives them on request (transparent huge pages,
  * "madvise"): their random lookups over tables of the input's size then
- * miss the TLB far less, and far fewer pages are faulted in (a fifth of
- * the run on a million bytes). Taken and freed at once: the heap keeps it
- * (it is never trimmed) for the estimators' own allocations, whose peak is
- * about 6 bytes a bit.
+ * miss the TLB far less, and far fewer pages are faulted in (a sixth of
+ * the run on a million jitter samples). Taken and freed at once: the heap
+ * keeps it (it is never trimmed) for the estimators' own allocations,
+ * whose peak is about 6 bytes a bit.
  */
 static void
 entropytest_heap(uint64_t n_bits)
