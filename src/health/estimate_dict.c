@@ -12,6 +12,7 @@
  * Both keep the tool's order of predicting, counting and adding, ties
  * included.
  */
+#include <endian.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -330,19 +331,69 @@ dict_score(struct estimate_prediction *r, uint64_t *run, bool right)
 /*
  * 6.3.9's dictionary of one depth d, over the string's sorted suffixes: a
  * context of d + 1 symbols starting at j is the run of suffixes sharing
- * that many symbols with j's, named by the rank of the run's first
- * suffix; a (context, next symbol) pair likewise by its run at d + 2. A
- * context's entry is its best count and symbol, as count << 8 | symbol (a
- * larger count wins, then a larger symbol, as in the tool), 0 while not
- * there; a pair's entry is its count, 0 while not there.
+ * that many symbols with j's, numbered in sorted order; a (context, next
+ * symbol) pair likewise by its run at d + 2. A context's entry is its best
+ * count and symbol, as count << 8 | symbol (a larger count wins, then a
+ * larger symbol, as in the tool), 0 while not there; a pair's entry is its
+ * count, 0 while not there.
  */
 struct dict_mmc {
 	uint64_t *best;          /* by context */
 	uint32_t *count;         /* by pair */
-	uint32_t *context, *pair; /* by start: its context's run, its pair's */
 	uint32_t *made;          /* the entries made (to clear them after) */
 	size_t nmade, made_len;
 };
+
+/*
+ * The runs of suffixes sharing some length, 64 ranks a word: a bit set
+ * where a run starts (the rank's LCP is shorter), and the starts before
+ * the word. A suffix's run is the starts up to its rank, less one: looked
+ * up in cache, where numbering every suffix's run would scatter a million
+ * numbers a depth, most of them never read past the first few depths.
+ */
+struct dict_runs {
+	uint64_t starts;
+	uint64_t before;
+};
+
+/* The runs of the suffixes sharing `length` (< 128) symbols, from their LCPs. */
+static void
+dict_runs_make(struct dict_runs *v, const uint8_t *lcp, uint64_t n, unsigned length)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101), high = ones << 7;
+	uint64_t before = 0, w, x, lt, bits;
+	unsigned b;
+	uint8_t tail[8];
+
+	for (w = 0; 64 * w < n; w++) {
+		for (bits = 0, b = 0; b < 64 && 64 * w + b < n; b += 8) {
+			if (64 * w + b + 8 <= n)
+				memcpy(&x, lcp + 64 * w + b, 8);
+			else {
+				/* Past the end: LCPs of 127, no starts. */
+				memset(tail, 127, sizeof tail);
+				memcpy(tail, lcp + 64 * w + b, n - 64 * w - b);
+				memcpy(&x, tail, 8);
+			}
+			x = le64toh(x);
+			/* The top bit of each byte below `length`, gathered into 8 bits. */
+			lt = ~((x | high) - length * ones) & high;
+			bits |= ((lt >> 7) * UINT64_C(0x0102040810204080)) >> 56 << b;
+		}
+		v[w].starts = bits;
+		v[w].before = before;
+		before += predict_ones(bits);
+	}
+}
+
+/* The run of the suffix at rank r. */
+static inline uint32_t
+dict_run(const struct dict_runs *v, uint32_t r)
+{
+	const struct dict_runs *w = v + (r >> 6);
+
+	return (uint32_t)(w->before + predict_ones(w->starts & (UINT64_MAX >> (63 - (r & 63)))) - 1);
+}
 
 /* Note an entry made, to clear it when the depth is done. */
 static void
@@ -381,6 +432,12 @@ dict_mmc_count(struct dict_mmc *m, uint32_t context, uint32_t pair, uint8_t y, b
 	return made;
 }
 
+/* Position i's context and pair at depth d, looked up DICT_AHEAD positions ahead. */
+struct dict_ahead {
+	uint64_t at;
+	uint32_t context, pair;
+};
+
 /*
  * 6.3.9. Depth d's guesses and counts depend only on its own dictionary
  * and on whether depth d - 1 found its prefix at the same position (the
@@ -388,15 +445,18 @@ dict_mmc_count(struct dict_mmc *m, uint32_t context, uint32_t pair, uint8_t y, b
  * the whole string in turn, one dictionary at a time, leaving which
  * positions it found and guessed right as bits; the scoreboard then runs
  * over those, 64 positions at a time. The dictionaries are tables by the
- * suffixes' order (struct dict_mmc), so a lookup is two loads.
+ * suffixes' runs (struct dict_mmc, struct dict_runs), so a lookup is a
+ * rank in cache and two loads.
  */
-bool
+PREDICT_POPCNT bool
 estimate_dict_mmc_order(const uint8_t *s, uint64_t n, unsigned k, const struct estimate_order *o,
     struct estimate_prediction *r)
 {
 	uint64_t score[DICT_DEPTH] = { 0 }, entries, run = 0, i, words, w, rr;
 	uint64_t *right, *found, *prev, rw[DICT_DEPTH], fw[DICT_DEPTH];
-	uint32_t context, pair, at, *swap;
+	struct dict_ahead ahead[DICT_AHEAD], *a;
+	struct dict_runs *contexts, *pairs, *swap;
+	uint32_t context, pair, at, *rank;
 	unsigned d, winner = 0;
 	struct dict_mmc m;
 	size_t z;
@@ -413,27 +473,26 @@ estimate_dict_mmc_order(const uint8_t *s, uint64_t n, unsigned k, const struct e
 	memset(&m, 0, sizeof m);
 	m.best = xcalloc(n, sizeof *m.best);
 	m.count = xcalloc(n, sizeof *m.count);
-	m.context = xreallocarray(NULL, n, sizeof *m.context);
-	m.pair = xreallocarray(NULL, n, sizeof *m.pair);
+	rank = xreallocarray(NULL, n, sizeof *rank);
+	for (rr = 0; rr < n; rr++)
+		rank[o->sa[rr]] = (uint32_t)rr;
+	contexts = xreallocarray(NULL, words, sizeof *contexts);
+	pairs = xreallocarray(NULL, words, sizeof *pairs);
 	/* The runs of 1 symbol: the first depth's contexts. */
-	for (pair = UINT32_MAX, rr = 0; rr < n; rr++) {
-		pair += o->lcp[rr] < 1;
-		m.pair[o->sa[rr]] = pair;
-	}
+	dict_runs_make(pairs, o->lcp, n, 1);
 	for (d = 0; d < DICT_DEPTH && d < r->n; d++) {
-		/* Each start's run of d + 2 equal symbols, numbered in order (its
-		 * run of d + 1 is the last depth's). */
-		swap = m.context;
-		m.context = m.pair;
-		m.pair = swap;
-		for (pair = UINT32_MAX, rr = 0; rr < n; rr++) {
-			pair += o->lcp[rr] < d + 2;
-			m.pair[o->sa[rr]] = pair;
-		}
+		/* Runs of d + 2 symbols (those of d + 1 are the last depth's). */
+		swap = contexts;
+		contexts = pairs;
+		pairs = swap;
+		dict_runs_make(pairs, o->lcp, n, d + 2);
 		prev = d > 0 ? found + (d - 1) * words : NULL;
 		/* The prefix of the string's start, with the symbol after it. */
-		dict_mmc_count(&m, m.context[0], m.pair[0], s[d + 1], true);
+		dict_mmc_count(&m, dict_run(contexts, rank[0]), dict_run(pairs, rank[0]), s[d + 1],
+		    true);
 		entries = 1;
+		for (z = 0; z < DICT_AHEAD; z++)
+			ahead[z].at = UINT64_MAX;
 		for (i = d + 2; i < n; i++) {
 			/* Nothing to find and nothing to add for 64 positions: skip them. */
 			if (prev != NULL && prev[i / 64] >> (i % 64) == 0 &&
@@ -444,12 +503,22 @@ estimate_dict_mmc_order(const uint8_t *s, uint64_t n, unsigned k, const struct e
 			look = prev == NULL || (prev[i / 64] >> (i % 64) & 1);
 			if (!look && entries >= DICT_MMC_ENTRIES)
 				continue;
-			if (i + DICT_AHEAD < n) {
-				__builtin_prefetch(&m.best[m.context[i + DICT_AHEAD - d - 1]]);
-				__builtin_prefetch(&m.count[m.pair[i + DICT_AHEAD - d - 1]]);
+			a = &ahead[i % DICT_AHEAD];
+			if (a->at == i) {
+				context = a->context;
+				pair = a->pair;
+			} else {
+				context = dict_run(contexts, rank[i - d - 1]);
+				pair = dict_run(pairs, rank[i - d - 1]);
 			}
-			context = m.context[i - d - 1];
-			pair = m.pair[i - d - 1];
+			/* The entries a later position will want, on their way into cache. */
+			if (i + DICT_AHEAD < n) {
+				a->at = i + DICT_AHEAD;
+				a->context = dict_run(contexts, rank[a->at - d - 1]);
+				a->pair = dict_run(pairs, rank[a->at - d - 1]);
+				__builtin_prefetch(&m.best[a->context]);
+				__builtin_prefetch(&m.count[a->pair]);
+			}
 			if (look && m.best[context] != 0) {
 				found[d * words + i / 64] |= UINT64_C(1) << (i % 64);
 				if ((uint8_t)m.best[context] == s[i])
@@ -481,8 +550,9 @@ estimate_dict_mmc_order(const uint8_t *s, uint64_t n, unsigned k, const struct e
 		estimate_predict_board(score, DICT_DEPTH, &winner, rw, fw,
 		    n - 64 * w < 64 ? (unsigned)(n - 64 * w) : 64, r, &run);
 	}
-	free(m.context);
-	free(m.pair);
+	free(contexts);
+	free(pairs);
+	free(rank);
 	free(m.made);
 	free(m.count);
 	free(m.best);

@@ -181,15 +181,6 @@ estimate_predict_mcw(const uint8_t *s, uint64_t n, unsigned k, struct estimate_p
 	return predict_finish(r, k);
 }
 
-/* Ones in a word: the instruction in PREDICT_POPCNT functions on x86, else libgcc's. */
-#define predict_ones(v) ((unsigned)__builtin_popcountll(v))
-/* A function built twice on x86-64, with POPCNT and without, picked at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define PREDICT_POPCNT __attribute__((target_clones("popcnt", "default")))
-#else
-#define PREDICT_POPCNT
-#endif
-
 /*
  * The winner's guesses over a block of len positions scored at once, all
  * of them guesses: right has bit t (bit 63 - t if msb_first) set when

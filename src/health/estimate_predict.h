@@ -14,6 +14,15 @@
  * also taken packed, most significant bit first, where that is faster.
  */
 
+/* Ones in a word: the instruction in PREDICT_POPCNT functions on x86, else libgcc's. */
+#define predict_ones(v) ((unsigned)__builtin_popcountll(v))
+/* A function built twice on x86-64, with POPCNT and without, picked at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PREDICT_POPCNT __attribute__((target_clones("popcnt", "default")))
+#else
+#define PREDICT_POPCNT
+#endif
+
 /* What one predictor did. */
 struct estimate_prediction {
 	double h;          /* bits per symbol; negative when not run */
