@@ -37,15 +37,18 @@ assess_test_name(enum assess_test t)
 	return t < ASSESS_TESTS ? assess_names[t] : "?";
 }
 
-/* A bit string of n bits, one a byte, packed most significant first (with the tuple pad). */
+/* The bit string of n samples of `bits` bits, one a byte, packed most
+ * significant first (with the tuple pad). */
 static uint8_t *
-assess_pack(const uint8_t *bits, uint64_t n)
+assess_pack(const uint8_t *samples, uint64_t n, unsigned bits)
 {
-	uint8_t *packed = xcalloc(n / 8 + ESTIMATE_TUPLE_PAD_BYTES + 1, 1);
-	uint64_t i;
+	uint8_t *packed = xcalloc(n * bits / 8 + ESTIMATE_TUPLE_PAD_BYTES + 1, 1);
+	uint64_t i, at;
+	unsigned j;
 
-	for (i = 0; i < n; i++)
-		packed[i >> 3] |= (uint8_t)(bits[i] << (7 - (i & 7)));
+	for (i = 0, at = 0; i < n; i++)
+		for (j = bits; j-- > 0; at++)
+			packed[at >> 3] |= (uint8_t)((samples[i] >> j & 1) << (7 - (at & 7)));
 	return packed;
 }
 
@@ -74,17 +77,28 @@ assess_collision_markov(const uint8_t *b, uint64_t n, struct assess_string *s)
 	s->h[ASSESS_MARKOV] = estimate_markov_formula(pairs, zeros, n);
 }
 
+/* 6.3.5 and 6.3.6 of a binary string, packed: from the samples' order
+ * when the string is their bits (width bits each), else sorted alone
+ * (samples NULL). */
+static void
+assess_binary_tuples(const uint8_t *packed, uint64_t n, const struct estimate_order *samples,
+    unsigned width, estimate_tuple_sorter sorter, struct assess_string *s)
+{
+	if ((samples != NULL ? estimate_tuple_bits(packed, n / width, width, samples, sorter,
+	    &s->tuple, &s->tuple_why) : estimate_tuple(packed, n, 1, sorter, &s->tuple,
+	    &s->tuple_why)) == 0) {
+		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
+		s->h[ASSESS_LRS] = s->tuple.lrs;
+	}
+}
+
 /*
- * The estimators of a binary string (the bit string, or samples of two
- * values), one symbol a byte: every one of the ten, in their binary forms.
- * A bit string's t-tuples sort faster knowing the order of its samples of
- * `width` bits (NULL: not known).
+ * The other estimators of a binary string (the bit string, or samples of
+ * two values), one symbol a byte in b and packed: each in its binary form.
  */
 static void
-assess_binary(const uint8_t *b, uint64_t n, const struct estimate_order *samples, unsigned width,
-    estimate_tuple_sorter sorter, struct assess_string *s)
+assess_binary(const uint8_t *b, const uint8_t *packed, uint64_t n, struct assess_string *s)
 {
-	uint8_t *packed = assess_pack(b, n);
 	uint64_t ones = 0, i;
 
 	s->run = true;
@@ -97,12 +111,6 @@ assess_binary(const uint8_t *b, uint64_t n, const struct estimate_order *samples
 	assess_collision_markov(b, n, s);
 	if (estimate_compress(packed, n, &s->compress))
 		s->h[ASSESS_COMPRESSION] = s->compress.h;
-	if ((samples != NULL ? estimate_tuple_bits(packed, n / width, width, samples, sorter,
-	    &s->tuple, &s->tuple_why) : estimate_tuple(packed, n, 1, sorter, &s->tuple,
-	    &s->tuple_why)) == 0) {
-		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
-		s->h[ASSESS_LRS] = s->tuple.lrs;
-	}
 	if (estimate_predict_mcw_bits(b, n, &s->mcw))
 		s->h[ASSESS_MCW] = s->mcw.h;
 	if (estimate_predict_lag_bits(packed, n, &s->lag))
@@ -111,7 +119,6 @@ assess_binary(const uint8_t *b, uint64_t n, const struct estimate_order *samples
 		s->h[ASSESS_MMC] = s->mmc.h;
 	if (estimate_predict_lz78y_bits(b, n, &s->lz78y))
 		s->h[ASSESS_LZ78Y] = s->lz78y.h;
-	free(packed);
 }
 
 /*
@@ -120,14 +127,12 @@ assess_binary(const uint8_t *b, uint64_t n, const struct estimate_order *samples
  * The samples' order goes to order_out (if not NULL) for the bit string.
  */
 static void
-assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsigned bits,
+assess_symbols(const uint8_t *packed, const uint8_t *symbols, uint64_t n, unsigned bits,
     unsigned k, estimate_tuple_sorter sorter, struct assess_string *s,
     struct estimate_order *order_out)
 {
-	uint64_t count[256] = { 0 }, i, at;
+	uint64_t count[256] = { 0 }, i;
 	struct estimate_order order;
-	uint8_t *packed;
-	unsigned j;
 
 	s->run = true;
 	s->length = n;
@@ -137,18 +142,13 @@ assess_symbols(const uint8_t *samples, const uint8_t *symbols, uint64_t n, unsig
 		if (count[i] > s->mode)
 			s->mode = count[i];
 	s->h[ASSESS_MCV] = estimate_mcv_formula(s->mode, n);
-	/* The tuples compare samples for equality only: the raw ones serve. */
-	packed = xcalloc(n * bits / 8 + ESTIMATE_TUPLE_PAD_BYTES + 1, 1);
-	for (i = 0, at = 0; i < n; i++)
-		for (j = bits; j-- > 0; at++)
-			packed[at >> 3] |= (uint8_t)((samples[i] >> j & 1) << (7 - (at & 7)));
-	/* Their order serves MultiMMC too (else it is sorted just for that). */
+	/* The tuples compare samples for equality only: the raw ones serve.
+	 * Their order serves MultiMMC too (else it is sorted just for that). */
 	if (estimate_tuple_order(packed, n, bits, sorter, &s->tuple, &s->tuple_why, &order) == 0) {
 		s->h[ASSESS_TUPLE] = s->tuple.t_tuple;
 		s->h[ASSESS_LRS] = s->tuple.lrs;
 	} else
 		estimate_order(packed, n, bits, &order);
-	free(packed);
 	if (estimate_predict_mcw(symbols, n, k, &s->mcw))
 		s->h[ASSESS_MCW] = s->mcw.h;
 	if (estimate_predict_lag(symbols, n, k, &s->lag))
@@ -186,14 +186,18 @@ assess_string_init(struct assess_string *s)
 		s->h[t] = -1.0;
 }
 
-/* assess_literal, and (if not NULL, and the samples are not binary) their order. */
+/*
+ * assess_literal, and (if order is not NULL, and the samples are not
+ * binary) their order and their bit string packed, for the caller to free.
+ */
 static unsigned
 assess_literal_order(const uint8_t *samples, uint64_t n, unsigned bits,
-    estimate_tuple_sorter sorter, struct assess_string *s, struct estimate_order *order)
+    estimate_tuple_sorter sorter, struct assess_string *s, struct estimate_order *order,
+    uint8_t **packed_out)
 {
 	unsigned map[256], v, k = 0;
 	bool seen[256] = { false };
-	uint8_t *symbols;
+	uint8_t *symbols, *packed;
 	uint64_t i;
 
 	assess_string_init(s);
@@ -208,11 +212,19 @@ assess_literal_order(const uint8_t *samples, uint64_t n, unsigned bits,
 	symbols = xmalloc(n);
 	for (i = 0; i < n; i++)
 		symbols[i] = (uint8_t)map[samples[i]];
-	if (k == 2)
-		assess_binary(symbols, n, NULL, 1, sorter, s);
-	else
-		assess_symbols(samples, symbols, n, bits, k, sorter, s, order);
+	if (k == 2) {
+		packed = assess_pack(symbols, n, 1);
+		assess_binary_tuples(packed, n, NULL, 1, sorter, s);
+		assess_binary(symbols, packed, n, s);
+	} else {
+		packed = assess_pack(samples, n, bits);
+		assess_symbols(packed, symbols, n, bits, k, sorter, s, order);
+	}
 	free(symbols);
+	if (k > 2 && order != NULL)
+		*packed_out = packed;
+	else
+		free(packed);
 	return k;
 }
 
@@ -220,7 +232,7 @@ unsigned
 assess_literal(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sorter sorter,
     struct assess_string *s)
 {
-	return assess_literal_order(samples, n, bits, sorter, s, NULL);
+	return assess_literal_order(samples, n, bits, sorter, s, NULL, NULL);
 }
 
 int
@@ -228,7 +240,7 @@ assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sor
     struct assess *a)
 {
 	struct estimate_order order;
-	uint8_t *bitstring;
+	uint8_t *bitstring, *packed = NULL;
 	uint64_t i;
 	unsigned j;
 
@@ -237,18 +249,22 @@ assess_run(const uint8_t *samples, uint64_t n, unsigned bits, estimate_tuple_sor
 	a->sample_bits = bits;
 	a->samples = n;
 	memset(&order, 0, sizeof order);
-	a->alphabet = assess_literal_order(samples, n, bits, sorter, &a->literal, &order);
-	if (a->alphabet < 2)
-		return -1;
+	a->alphabet = assess_literal_order(samples, n, bits, sorter, &a->literal, &order, &packed);
 	if (a->alphabet > 2) {
+		/* The tuples first, and the byte a bit only once the order is
+		 * gone: the most memory this takes at once is the sort's. */
+		assess_binary_tuples(packed, n * bits, &order, bits, sorter, &a->bits);
+		estimate_order_free(&order);
 		bitstring = xmalloc(n * bits);
 		for (i = 0; i < n; i++)
 			for (j = 0; j < bits; j++)
 				bitstring[i * bits + j] = samples[i] >> (bits - 1 - j) & 1;
-		assess_binary(bitstring, n * bits, &order, bits, sorter, &a->bits);
+		assess_binary(bitstring, packed, n * bits, &a->bits);
 		free(bitstring);
+		free(packed);
 	}
-	estimate_order_free(&order);
+	if (a->alphabet < 2)
+		return -1;
 	a->h_original = assess_min(&a->literal, bits);
 	a->h_bitstring = assess_min(&a->bits, 1.0);
 	a->h_assessed = a->h_original;
