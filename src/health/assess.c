@@ -16,6 +16,7 @@
 #include "estimate_compress.h"
 #include "estimate_predict.h"
 #include "estimate_tuple.h"
+#include "packed.h"
 #include "xmalloc.h"
 
 static const char *const assess_names[ASSESS_TESTS] = {
@@ -52,14 +53,68 @@ assess_pack(const uint8_t *samples, uint64_t n, unsigned bits)
 	return packed;
 }
 
-/* 6.3.2 and 6.3.3 of a binary string, one symbol (0 or 1) a byte. */
-static void
-assess_collision_markov(const uint8_t *b, uint64_t n, struct assess_string *s)
-{
-	uint64_t i = 0, groups = 0, sum_sq = 0, pairs[4] = { 0 }, zeros = 0, t;
+/*
+ * 6.3.2's groups a byte of a bit string at a time: for each phase (the
+ * bit of the byte the next group starts at: 0, 1 or 2) and the byte with
+ * the two bits after it, the groups starting in the byte (2 bits when the
+ * first two are equal, else 3), the sum of their squares, and the phase
+ * the next byte starts at.
+ */
+struct assess_groups {
+	uint8_t groups, sum_sq, phase;
+};
 
-	while (i + 1 < n) {
-		if (b[i] == b[i + 1])
+/* Fill a table of assess_groups by phase and 10 bits. */
+static void
+assess_group_table(struct assess_groups table[3][1024])
+{
+	unsigned phase, w, p, t;
+	struct assess_groups *g;
+
+	memset(table, 0, 3 * sizeof *table);
+	for (phase = 0; phase < 3; phase++)
+		for (w = 0; w < 1024; w++) {
+			g = &table[phase][w];
+			for (p = phase; p < 8; p += t) {
+				/* Bit p of the 10 is w's bit 9 - p. */
+				t = (w >> (9 - p) & 1) == (w >> (8 - p) & 1) ? 2 : 3;
+				g->groups++;
+				g->sum_sq = (uint8_t)(g->sum_sq + t * t);
+			}
+			g->phase = (uint8_t)(p - 8);
+		}
+}
+
+/* Bit i of a packed bit string. */
+static inline unsigned
+assess_bit(const uint8_t *packed, uint64_t i)
+{
+	return packed[i >> 3] >> (7 - (i & 7)) & 1;
+}
+
+/*
+ * 6.3.2 and 6.3.3 of a binary string of n bits, packed (zeros past the
+ * end): the groups by the byte (a table made here, 9 KB) while every group of
+ * a byte can be 3 bits long, then bit by bit; the ones and adjacent
+ * pairs 64 bits at a time.
+ */
+static void
+assess_collision_markov(const uint8_t *packed, uint64_t n, struct assess_string *s)
+{
+	uint64_t i = 0, groups = 0, sum_sq = 0, pairs[4], ones = 0, both = 0, t, w, next, k;
+	struct assess_groups table[3][1024];
+	const struct assess_groups *g;
+	unsigned phase = 0;
+
+	assess_group_table(table);
+	for (k = 0; 8 * k + 10 <= n; k++) {
+		g = &table[phase][(unsigned)packed[k] << 2 | packed[k + 1] >> 6];
+		groups += g->groups;
+		sum_sq += g->sum_sq;
+		phase = g->phase;
+	}
+	for (i = 8 * k + phase; i + 1 < n; i += t) {
+		if (assess_bit(packed, i) == assess_bit(packed, i + 1))
 			t = 2;
 		else if (i + 2 < n)
 			t = 3;
@@ -67,14 +122,23 @@ assess_collision_markov(const uint8_t *b, uint64_t n, struct assess_string *s)
 			break;
 		groups++;
 		sum_sq += t * t;
-		i += t;
 	}
 	s->h[ASSESS_COLLISION] = estimate_collision_formula(groups, i, sum_sq);
-	for (i = 0; i + 1 < n; i++)
-		pairs[b[i] << 1 | b[i + 1]]++;
-	for (i = 0; i < n; i++)
-		zeros += b[i] == 0;
-	s->h[ASSESS_MARKOV] = estimate_markov_formula(pairs, zeros, n);
+	/* Each bit with the next one beside it; past the end, zeros. */
+	for (k = 0; 64 * k < n; k++) {
+		w = packed_load(packed, 64 * k);
+		next = packed_load(packed, 64 * k + 64);
+		ones += predict_ones(w);
+		both += predict_ones(w & (w << 1 | next >> 63));
+	}
+	/* Pairs (i, i + 1) for i < n - 1: 11, then 10 and 01 by the ones
+	 * each side, and the rest 00. */
+	pairs[3] = both;
+	pairs[2] = ones - assess_bit(packed, n - 1) - both;
+	pairs[1] = ones - assess_bit(packed, 0) - both;
+	pairs[0] = n - 1 - pairs[1] - pairs[2] - pairs[3];
+	s->h[ASSESS_MARKOV] = estimate_markov_formula(pairs, n - ones, n);
+	s->mode = ones > n - ones ? ones : n - ones;
 }
 
 /* 6.3.5 and 6.3.6 of a binary string, packed: from the samples' order
@@ -99,16 +163,11 @@ assess_binary_tuples(const uint8_t *packed, uint64_t n, const struct estimate_or
 static void
 assess_binary(const uint8_t *b, const uint8_t *packed, uint64_t n, struct assess_string *s)
 {
-	uint64_t ones = 0, i;
-
 	s->run = true;
 	s->binary = true;
 	s->length = n;
-	for (i = 0; i < n; i++)
-		ones += b[i];
-	s->mode = ones > n - ones ? ones : n - ones;
+	assess_collision_markov(packed, n, s);
 	s->h[ASSESS_MCV] = estimate_mcv_formula(s->mode, n);
-	assess_collision_markov(b, n, s);
 	if (estimate_compress(packed, n, &s->compress))
 		s->h[ASSESS_COMPRESSION] = s->compress.h;
 	if (estimate_predict_mcw_bits(b, n, &s->mcw))

@@ -1088,6 +1088,76 @@ Test(assess, two_values_are_binary_data)
 	cr_assert_float_eq(a.h_assessed, a.h_original, 1e-12);
 }
 
+/* 6.3.2 and 6.3.3 of bits (one a byte) by the plain loops: collision into h[0], Markov into h[1]. */
+static void
+ref_collision_markov(const uint8_t *b, size_t n, double h[2])
+{
+	uint64_t i = 0, groups = 0, sum_sq = 0, pairs[4] = { 0 }, zeros = 0, t;
+
+	while (i + 1 < n) {
+		if (b[i] == b[i + 1])
+			t = 2;
+		else if (i + 2 < n)
+			t = 3;
+		else
+			break;
+		groups++;
+		sum_sq += t * t;
+		i += t;
+	}
+	h[0] = estimate_collision_formula(groups, i, sum_sq);
+	for (i = 0; i + 1 < n; i++)
+		pairs[b[i] << 1 | b[i + 1]]++;
+	for (i = 0; i < n; i++)
+		zeros += b[i] == 0;
+	h[1] = estimate_markov_formula(pairs, zeros, n);
+}
+
+Test(assess, collision_and_markov_as_the_plain_loops)
+{
+	static const size_t longer[] = { 4099, 100003 };
+	uint8_t *b, *s;
+	struct assess_string str;
+	struct assess a;
+	uint64_t seed = 7;
+	double want[2];
+	size_t n, i, z;
+	unsigned j;
+
+	/* Two values as they are: every length up to 300 (each end of a
+	 * byte and of a word), runs and biased stretches. */
+	for (n = 2; n < 300 + 2; n++) {
+		b = malloc(n);
+		for (i = 0; i < n; i++)
+			b[i] = (uint8_t)(i % 37 < 9 ? (i / 37) & 1 : rng(&seed) % 3 == 0);
+		b[0] = 0;
+		b[n - 1] = 1;
+		ref_collision_markov(b, n, want);
+		cr_assert_eq(assess_literal(b, n, 1, NULL, &str), 2);
+		cr_assert_float_eq(str.h[ASSESS_COLLISION], want[0], 1e-12, "collision, %zu bits", n);
+		cr_assert_float_eq(str.h[ASSESS_MARKOV], want[1], 1e-12, "Markov, %zu bits", n);
+		free(b);
+	}
+	/* The bit string of 5-bit samples, not a whole number of bytes. */
+	for (z = 0; z < sizeof longer / sizeof *longer; z++) {
+		n = longer[z];
+		s = random_symbols(n, 3, 40 + z);
+		b = malloc(5 * n);
+		for (i = 0; i < n; i++) {
+			s[i] = (uint8_t)(s[i] * 11 + 1);
+			for (j = 0; j < 5; j++)
+				b[5 * i + j] = s[i] >> (4 - j) & 1;
+		}
+		ref_collision_markov(b, 5 * n, want);
+		cr_assert_eq(assess_run(s, n, 5, NULL, &a), 0);
+		cr_assert(a.bits.run);
+		cr_assert_float_eq(a.bits.h[ASSESS_COLLISION], want[0], 1e-12, "collision, %zu", n);
+		cr_assert_float_eq(a.bits.h[ASSESS_MARKOV], want[1], 1e-12, "Markov, %zu", n);
+		free(b);
+		free(s);
+	}
+}
+
 Test(assess, the_results_are_the_minima)
 {
 	uint8_t *s = random_symbols(30000, 16, 4);
