@@ -80,7 +80,6 @@ static struct assess entropytest_assessment;
 static uint8_t *entropytest_input;
 
 static void entropytest_usage(FILE *, int) __attribute__((noreturn));
-static void entropytest_heap(uint64_t);
 
 static const struct option entropytest_longopts[] = {
 	{ "blockcount", required_argument, NULL, 'c' },
@@ -682,7 +681,6 @@ entropytest_estimates(void)
 	if (n < ENTROPYTEST_NIST_SAMPLES)
 		fprintf(stderr, PREFIX "%llu samples: SP 800-90B assesses at least %d\n",
 		    (unsigned long long)n, ENTROPYTEST_NIST_SAMPLES);
-	entropytest_heap(n * b);
 	if (assess_run(samples, n, b, divsufsort_dl_sort, &entropytest_assessment) != 0) {
 		/* ea_non_iid stops here too: "Symbol alphabet consists of 1 symbol". */
 		printf("%llu samples of %u bits, all the same value: no entropy\n",
@@ -729,7 +727,6 @@ entropytest_restart(void)
 	if (n != RESTART_SAMPLES)
 		fatalc(EX_DATAERR, "%llu samples: restart data is %d restarts of %d samples",
 		    (unsigned long long)n, RESTART_ROWS, RESTART_COLS);
-	entropytest_heap(n * b);
 	if (h_i == 0.0) {
 		if (assess_run(samples, n, b, divsufsort_dl_sort, &entropytest_assessment) != 0)
 			fatalc(EX_DATAERR, "all the samples are the same value: no entropy");
@@ -761,36 +758,6 @@ entropytest_restart(void)
 	return missing ? EX_UNAVAILABLE : EXIT_SUCCESS;
 }
 
-/*
- * Heap for the estimators' tables over a string of n_bits, backed by 2 MiB
- * pages where the kernel gives them on request (transparent huge pages,
- * "madvise"): their random lookups over tables of the input's size then
- * miss the TLB far less, and far fewer pages are faulted in (a sixth of
- * the run on a million jitter samples). Taken and freed at once: the heap
- * keeps it (it is never trimmed) for the estimators' own allocations,
- * whose peak is about 6 bytes a bit.
- */
-static void
-entropytest_heap(uint64_t n_bits)
-{
-#ifdef MADV_HUGEPAGE
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	size_t bytes = (size_t)n_bits * 8 + ((size_t)16 << 20);
-	uint8_t *p = malloc(bytes);
-	uintptr_t from, to;
-
-	if (p == NULL)
-		return;
-	from = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-	to = ((uintptr_t)p + bytes) & ~(huge - 1);
-	if (to > from)
-		(void)madvise((void *)from, to - from, MADV_HUGEPAGE);
-	free(p);
-#else
-	(void)n_bits;
-#endif
-}
-
 /* Bootstrap, test blocks, report; exit 1 unless every block passed. */
 int
 main(int argc, char **argv)
@@ -809,7 +776,10 @@ main(int argc, char **argv)
 #if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
 		/* The estimators each take and free tables of the input's size:
 		 * kept in the heap for the next one, they are not faulted in
-		 * afresh each time (a few per cent of the run). */
+		 * afresh each time (a few per cent of the run). Not on huge
+		 * pages: their random lookups gained under 2 %, but a 2 MiB page
+		 * that another program has just freed can cost a virtual machine
+		 * 1.5 ms to fault in (after ea_non_iid, 10 % of the run). */
 		mallopt(M_MMAP_THRESHOLD, 1 << 30);
 		mallopt(M_TRIM_THRESHOLD, INT_MAX);
 #endif
