@@ -392,7 +392,8 @@ dict_run(const struct dict_runs *v, uint32_t r)
 {
 	const struct dict_runs *w = v + (r >> 6);
 
-	return (uint32_t)(w->before + predict_ones(w->starts & (UINT64_MAX >> (63 - (r & 63)))) - 1);
+	return (uint32_t)(w->before +
+	    predict_ones(w->starts & (UINT64_MAX >> (63 - (r & 63)))) - 1);
 }
 
 /* Note an entry made, to clear it when the depth is done. */

@@ -1088,7 +1088,7 @@ Test(assess, two_values_are_binary_data)
 	cr_assert_float_eq(a.h_assessed, a.h_original, 1e-12);
 }
 
-/* 6.3.2 and 6.3.3 of bits (one a byte) by the plain loops: collision into h[0], Markov into h[1]. */
+/* 6.3.2 and 6.3.3 of bits (one a byte) by the plain loops: collision in h[0], Markov in h[1]. */
 static void
 ref_collision_markov(const uint8_t *b, size_t n, double h[2])
 {
@@ -1134,8 +1134,8 @@ Test(assess, collision_and_markov_as_the_plain_loops)
 		b[n - 1] = 1;
 		ref_collision_markov(b, n, want);
 		cr_assert_eq(assess_literal(b, n, 1, NULL, &str), 2);
-		cr_assert_float_eq(str.h[ASSESS_COLLISION], want[0], 1e-12, "collision, %zu bits", n);
-		cr_assert_float_eq(str.h[ASSESS_MARKOV], want[1], 1e-12, "Markov, %zu bits", n);
+		cr_assert_float_eq(str.h[ASSESS_COLLISION], want[0], 1e-12, "collision, %zu", n);
+		cr_assert_float_eq(str.h[ASSESS_MARKOV], want[1], 1e-12, "Markov, %zu", n);
 		free(b);
 	}
 	/* The bit string of 5-bit samples, not a whole number of bytes. */
