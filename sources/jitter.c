@@ -909,7 +909,8 @@ const struct entropyd_source jitter_source = {
 	.size = sizeof(struct entropyd_source),
 	.name = "jitter",
 	.description = "CPU execution-time jitter (1/osr bits per delta, osr 3 by default)",
-	.flags = ENTROPYD_SOURCE_DEFAULT_ON | ENTROPYD_SOURCE_RAW_SAMPLES,
+	.flags = ENTROPYD_SOURCE_DEFAULT_ON | ENTROPYD_SOURCE_RAW_SAMPLES |
+	    ENTROPYD_SOURCE_SLOW_START,
 	.entropy_bits = 1.0 / JITTER_BASE_OSR,
 	.sample_bits = 8,
 	.options = jitter_options,

@@ -32,6 +32,9 @@ struct entropyd_instance; /* opaque: one device of a module */
 #define ENTROPYD_SOURCE_DEFAULT_ON 0x0001u  /* used unless excluded */
 #define ENTROPYD_SOURCE_RAW_SAMPLES 0x0002u /* read() yields raw noise samples */
 #define ENTROPYD_SOURCE_CREDIT_ON_REQUEST 0x0004u /* credit nothing unless NAME:entropy is given */
+/* probe and open run a start-up assessment that takes a while: probed after
+ * the daemon's first feed (older daemons ignore it) */
+#define ENTROPYD_SOURCE_SLOW_START 0x0008u
 
 /* Return values of read() other than a byte count. */
 #define ENTROPYD_READ_EOF 0       /* drained for good (a regular file's end) */

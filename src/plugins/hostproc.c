@@ -603,7 +603,7 @@ hostproc_read_desc(struct hostproc *h, struct pluginproto_msg *msg)
 	d->name = h->name;
 	d->description = h->description != NULL ? h->description : "";
 	d->flags = flags & (ENTROPYD_SOURCE_DEFAULT_ON | ENTROPYD_SOURCE_RAW_SAMPLES |
-	    ENTROPYD_SOURCE_CREDIT_ON_REQUEST);
+	    ENTROPYD_SOURCE_CREDIT_ON_REQUEST | ENTROPYD_SOURCE_SLOW_START);
 	d->entropy_bits = bits;
 	d->sample_bits = sample_bits;
 	d->options = h->options;

@@ -6,7 +6,9 @@
 entropyd=$top_builddir/entropyd
 entropytest=$top_builddir/entropytest
 entropyctl=$top_builddir/entropyctl
-plan 12
+plan 16
+
+listen=$top_builddir/tests/fakes/notify-listen
 
 # CPU ticks (user + system) a process has used.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -97,6 +99,51 @@ check "FIFO sink: jitter started" grep -q "jitter: start-up tests passed" "$tmp/
 idle_check $pid "FIFO sink not read"
 stop $pid
 exec 3<&-
+
+# Jitter's start-up assessment takes a while (twice 0.1 s on a coarse
+# clock): with a quicker source the first feed does not wait for it. Told
+# through systemd's socket, in order: no status before READY=1 names
+# jitter, one after it does.
+head -c 300000 /dev/urandom >"$tmp/quick"
+"$listen" "$tmp/notify" 60 >"$tmp/messages" &
+track $!
+wait_for 50 test -S "$tmp/notify"
+NOTIFY_SOCKET=$tmp/notify "$entropyd" -f -d -x all -n file -n jitter -O "file:path:$tmp/quick" \
+    -O file:entropy:8 -o "$tmp/qout" --control-socket "$tmp/q.sock" 2>"$tmp/quick.log" &
+pid=$!
+track $pid
+wait_for 300 grep -q "jitter running" "$tmp/messages"
+check "a quick source feeds first: READY=1 before any status names jitter, then jitter runs" \
+    awk '/^READY=1$/ { ready = 1 } /^STATUS=.*jitter/ { if (!ready) early = 1; else late = 1 }
+    END { exit !(ready && !early && late) }' "$tmp/messages"
+show_if_failed "$tmp/messages" "$tmp/quick.log"
+check "... and the daemon says it probed jitter after the first feed" \
+    grep -q "the first feed is out: probing the slow-starting sources" "$tmp/quick.log"
+stop $pid
+
+# A quick source that never delivers (a FIFO nobody writes) holds jitter
+# back only so long: it starts, says why, and feeds.
+mkfifo "$tmp/silent"
+"$entropyd" -f -x all -n file -n jitter -O "file:path:$tmp/silent" -O file:entropy:8 \
+    -o "$tmp/sout" --control-socket "$tmp/s.sock" 2>"$tmp/silent.log" &
+pid=$!
+track $pid
+wait_for 300 size_at_least "$tmp/sout" 4096
+check "a silent quick source: jitter starts after 1 s all the same, and feeds" sh -c \
+    "grep -q 'no feed within 1000 ms: probing the slow-starting sources now' '$tmp/silent.log' &&
+    grep -q 'jitter: start-up tests passed' '$tmp/silent.log' && test -s '$tmp/sout'"
+show_if_failed "$tmp/silent.log"
+stop $pid
+# Alone, jitter is not held back at all: probed before the loop, as ever.
+"$entropyd" -f -d -x all -n jitter -o /dev/null --control-socket "$tmp/a.sock" \
+    2>"$tmp/alone.log" &
+pid=$!
+track $pid
+wait_for 300 grep -q "jitter: start-up tests passed" "$tmp/alone.log"
+check "jitter alone: probed at once, not held back for a first feed" sh -c \
+    "grep -q 'jitter: start-up tests passed' '$tmp/alone.log' &&
+    ! grep -q 'probing the slow-starting sources' '$tmp/alone.log'"
+stop $pid
 
 # The kernel sink with a one-hour top-up: after the first feed nothing is wanted.
 if [ "$(id -u)" -ne 0 ]; then
