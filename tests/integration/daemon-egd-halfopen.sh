@@ -78,5 +78,7 @@ show_if_failed "$tmp/log"
 # 5: the guests never closed: only the daemon's own probing did.
 check "the guests' processes still hold their connections (no FIN or reset was sent)" \
     sh -c "kill -0 $idle && kill -0 $sleeper"
+# Let them see it before the clean-up removes it (else they wait 300 s).
 touch "$tmp/done"
+wait "$idle" "$sleeper" 2>/dev/null
 finish
