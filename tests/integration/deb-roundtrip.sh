@@ -259,8 +259,11 @@ rc=$?
 check "apt-get remove entropyd (exit $rc)" test "$rc" -eq 0
 show_if_failed "$tmp/remove.log"
 wait_for 100 gone "$newpid"
+# What is left, if anything, to say which part failed.
+{ ls -l /run/entropyd.pid; ps -o pid,ppid,etime,args -u "$uid"; } >"$tmp/after-remove" 2>&1
 check "remove stops the daemon and its pidfile goes" sh -c \
     "! kill -0 '$newpid' 2>/dev/null && test ! -e /run/entropyd.pid && test -z \"\$(ps -o pid= -u '$uid')\""
+show_if_failed "$tmp/after-remove" "$tmp/remove.log"
 check "remove keeps the settings and the user; the programs are gone" sh -c \
     "cmp -s '$tmp/edited' /etc/default/entropyd && getent passwd entropyd >/dev/null &&
      test ! -e /usr/sbin/entropyd && test ! -e /lib/systemd/system/entropyd.service"
