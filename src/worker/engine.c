@@ -28,6 +28,7 @@
 #include "hostmix.h"
 #include "log.h"
 #include "notify.h"
+#include "probing.h"
 #include "rates.h"
 #include "reader.h"
 #include "registry.h"
@@ -43,32 +44,17 @@ struct engine {
 	struct event *ev_signals[5];
 	struct event *ev_topup;
 	struct event *ev_rate;
-	struct event *ev_reprobe;
-	struct event *ev_slow;     /* probes the slow-starting modules */
-	bool slow_pending;         /* they wait for the first feed */
 	struct event *ev_pool;     /* kernels before 5.18: /dev/random writable */
 	struct event *ev_pool_rearm;
-	unsigned reprobe_backoff_ms;
 	bool ready;                /* READY=1 sent */
 	char status[512];          /* the last STATUS= sent */
-	bool warned_none;
 	uint64_t rate_mark_ns;
 	uint64_t vm_changed_ns;    /* the last VM generation change */
 	uint64_t refills_seen;     /* sink refills already reported */
 	int exit_code;
 };
 
-/* The most the slow-starting modules wait for the first feed. */
-#define ENGINE_SLOW_START_MS 1000
-
 static struct engine engine;
-
-/* Which modules engine_probe probes. */
-enum engine_probe_set {
-	ENGINE_PROBE_ALL,
-	ENGINE_PROBE_QUICK,     /* all but the slow-starting ones */
-	ENGINE_PROBE_SLOW,      /* the slow-starting ones */
-};
 
 /* How the engine drives one instance: the machinery the registry's record leaves out. */
 struct engine_slot {
@@ -92,16 +78,6 @@ static void engine_free_slot(struct entropyd_instance *);
 static void engine_refill_done(void);
 static void engine_capture_only(struct entropyd_instance *);
 static void engine_capture_reopen(struct entropyd_instance *);
-static void engine_probe_slow(int, short, void *);
-
-/* Convert milliseconds to a timeval for libevent. */
-static struct timeval
-engine_tv(unsigned ms)
-{
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
-
-	return tv;
-}
 
 /* Tell systemd which sources run, when that changed. */
 static void
@@ -132,7 +108,7 @@ engine_schedule_retry(struct entropyd_instance *inst)
 	struct timeval tv;
 
 	inst->backoff_ms = backoff_next(inst->backoff_ms);
-	tv = engine_tv(inst->backoff_ms);
+	tv = clock_tv_ms(inst->backoff_ms);
 	evtimer_add(inst->slot->ev_retry, &tv);
 	log_debug("%s: retry in %u ms", inst->name, inst->backoff_ms);
 }
@@ -471,7 +447,7 @@ engine_open(struct entropyd_instance *inst)
 	    "credited)", inst->name, inst->device,
 	    inst->slot->fd >= 0 ? "polled" : "reader thread", inst->pipe.unit_bits,
 	    registry_unit_name(inst));
-	engine.warned_none = false;
+	probing_found();
 	engine_notify_status();
 	engine_demand(inst);
 }
@@ -677,11 +653,7 @@ engine_feed(void)
 	    (engine.sink->kind != SINK_KERNEL && engine.sink->bytes_written > 0))) {
 		engine.ready = true;
 		notify_send("READY=1");
-		if (engine.slow_pending) {
-			struct timeval now = { 0, 0 };
-
-			evtimer_add(engine.ev_slow, &now);
-		}
+		probing_fed();
 	}
 	if (engine.ev_pool != NULL && engine.sink->want_bits <= 0 &&
 	    !evtimer_pending(engine.ev_pool_rearm, NULL))
@@ -749,99 +721,6 @@ engine_topup(int fd, short what, void *arg)
 		log_debug("feeder: QUERY: %s", strerror(errno));
 	sink_topup(engine.sink);
 	engine_feed_and_demand();
-}
-
-/* Whether any module has an instance. */
-static bool
-engine_any_instance(void)
-{
-	return !TAILQ_EMPTY(&registry_instances);
-}
-
-/*
- * Probe the enabled modules of a set: all of them, those quick to start,
- * or those slow to start (ENTROPYD_SOURCE_SLOW_START: a start-up
- * assessment in probe and open). At start-up the quick ones go first and
- * the slow ones after the first feed, or at once when no quick one has an
- * instance, or after ENGINE_SLOW_START_MS at the latest: the first feed
- * need not wait for a clock's assessment when a device can make it. With
- * no instance at all once every module was probed, say so once and retry.
- */
-static void
-engine_probe(enum engine_probe_set set)
-{
-	struct entropyd_module *m;
-	struct timeval tv;
-	char reasons[1024] = "";
-	size_t len = 0;
-	bool slow;
-
-	if (set != ENGINE_PROBE_SLOW) {
-		engine.slow_pending = false;
-		evtimer_del(engine.ev_slow);
-	}
-	TAILQ_FOREACH(m, &registry_modules, entry) {
-		if (!m->enabled)
-			continue;
-		slow = (m->src->flags & ENTROPYD_SOURCE_SLOW_START) != 0;
-		if ((set == ENGINE_PROBE_QUICK && slow) || (set == ENGINE_PROBE_SLOW && !slow)) {
-			engine.slow_pending |= set == ENGINE_PROBE_QUICK;
-			continue;
-		}
-		registry_probe(m);
-		if (TAILQ_EMPTY(&m->instances) && !engine.warned_none)
-			log_info("%s: not used: %s", m->src->name, m->unusable ? m->unusable :
-			    "no device found");
-	}
-	if (engine.slow_pending && engine_any_instance()) {
-		tv = engine_tv(ENGINE_SLOW_START_MS);
-		evtimer_add(engine.ev_slow, &tv);
-		return;
-	}
-	if (engine.slow_pending) {
-		/* Nothing quicker to wait for. */
-		engine.slow_pending = false;
-		engine_probe(ENGINE_PROBE_SLOW);
-		return;
-	}
-	if (engine_any_instance()) {
-		engine.reprobe_backoff_ms = 0;
-		engine.warned_none = false;
-		return;
-	}
-	TAILQ_FOREACH(m, &registry_modules, entry)
-		if (m->enabled && len < sizeof reasons)
-			len += (size_t)snprintf(reasons + len, sizeof reasons - len, "%s%s: %s",
-			    len ? "; " : "", m->src->name, m->unusable ? m->unusable :
-			    "no device found");
-	if (!engine.warned_none)
-		log_warnx("no usable entropy source (%s); re-probing until one appears",
-		    len ? reasons : "none enabled");
-	engine.warned_none = true;
-	engine.reprobe_backoff_ms = backoff_next(engine.reprobe_backoff_ms);
-	tv = engine_tv(engine.reprobe_backoff_ms);
-	evtimer_add(engine.ev_reprobe, &tv);
-}
-
-static void
-engine_reprobe(int fd, short what, void *arg)
-{
-	engine_probe(ENGINE_PROBE_ALL);
-}
-
-/* The first feed came, or nothing else can make it: probe the slow-starting modules. */
-static void
-engine_probe_slow(int fd, short what, void *arg)
-{
-	if (!engine.slow_pending)
-		return;
-	engine.slow_pending = false;
-	if (engine.ready)
-		log_debug("the first feed is out: probing the slow-starting sources");
-	else
-		log_info("no feed within %d ms: probing the slow-starting sources now",
-		    ENGINE_SLOW_START_MS);
-	engine_probe(ENGINE_PROBE_SLOW);
 }
 
 /* Log one line of counters per instance (SIGUSR1). */
@@ -921,7 +800,7 @@ engine_signal(int sig, short what, void *arg)
 			}
 		if (engine.parts->reload != NULL)
 			engine.parts->reload(engine.cfg);
-		engine_probe(ENGINE_PROBE_ALL);
+		probing_run(PROBING_ALL);
 		break;
 	case SIGUSR1:
 		engine_log_stats();
@@ -938,7 +817,7 @@ static struct event *
 engine_every(unsigned ms, void (*fn)(int, short, void *))
 {
 	struct event *ev = event_new(engine.base, -1, EV_PERSIST, fn, NULL);
-	struct timeval tv = engine_tv(ms);
+	struct timeval tv = clock_tv_ms(ms);
 
 	event_add(ev, &tv);
 	return ev;
@@ -985,8 +864,7 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 		evsignal_add(engine.ev_signals[i], NULL);
 	}
 	sink_attach(sink, engine.base, engine_sink_writable);
-	engine.ev_reprobe = evtimer_new(engine.base, engine_reprobe, NULL);
-	engine.ev_slow = evtimer_new(engine.base, engine_probe_slow, NULL);
+	probing_start(engine.base);
 	if (sink->kind == SINK_KERNEL) {
 		engine.ev_topup = engine_every(cfg->reseed_interval_s * 1000u, engine_topup);
 		if (!sink->modern) {
@@ -1008,7 +886,7 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 	registry_set_hooks(&hooks);
 	if (parts->setup != NULL)
 		parts->setup(cfg);
-	engine_probe(ENGINE_PROBE_QUICK);
+	probing_run(PROBING_QUICK);
 	if (parts->ready != NULL)
 		parts->ready(cfg, sink);
 	engine_notify_status();
@@ -1031,8 +909,7 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 	reader_reap();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		event_free(engine.ev_signals[i]);
-	event_free(engine.ev_reprobe);
-	event_free(engine.ev_slow);
+	probing_stop();
 	if (engine.ev_topup != NULL)
 		event_free(engine.ev_topup);
 	if (engine.ev_rate != NULL)
