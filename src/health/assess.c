@@ -94,9 +94,10 @@ assess_bit(const uint8_t *packed, uint64_t i)
 
 /*
  * 6.3.2 and 6.3.3 of a binary string of n bits, packed (zeros past the
- * end): the groups by the byte (a table made here, 9 KB) while every group of
- * a byte can be 3 bits long, then bit by bit; the ones and adjacent
- * pairs 64 bits at a time.
+ * end), and 6.3.1's mode (the commoner bit's count) from the same ones:
+ * the groups by the byte (a table made here, 9 KB) while every group of a
+ * byte can be 3 bits long, then bit by bit; the ones and adjacent pairs 64
+ * bits at a time.
  */
 static void
 assess_collision_markov(const uint8_t *packed, uint64_t n, struct assess_string *s)

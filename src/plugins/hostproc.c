@@ -124,8 +124,7 @@ hostproc_ended(struct hostproc *h)
 		h->backoff_ms = 0;
 	h->backoff_ms = backoff_next(h->backoff_ms);
 	if (h->ev_restart != NULL) {
-		tv.tv_sec = h->backoff_ms / 1000;
-		tv.tv_usec = (suseconds_t)(h->backoff_ms % 1000) * 1000;
+		tv = clock_tv_ms(h->backoff_ms);
 		evtimer_add(h->ev_restart, &tv);
 		log_info("plugin %s: restarting its host in %u ms", h->path, h->backoff_ms);
 	}
