@@ -76,6 +76,7 @@
 #include "feedclient.h"
 #include "feeder.h"
 #include "hookclient.h"
+#include "hostproc.h"
 #include "log.h"
 #include "notify.h"
 #include "pidfile.h"
@@ -202,7 +203,8 @@ privsep_split(struct sink *sink, struct pidfile *pf, const struct config *cfg)
 		_exit(EX_OSERR);
 	privdrop_limit("supervisor", PRIVSEP_SUPERVISOR_CAPS);
 	fd = supervisor_run(chan[1], pf, cfg, &hook_fd);
-	/* Here we are a worker. */
+	/* Here we are a worker; a plugin launcher started before the split is the supervisor's. */
+	launch_inherited();
 	privsep_worker_sink(sink, fd);
 	hookclient_attach(hook_fd);
 	log_debug("worker: pid %ld started", (long)getpid());

@@ -22,6 +22,7 @@
 #include "daemonize.h"
 #include "feedproto.h"
 #include "hooks.h"
+#include "hostproc.h"
 #include "log.h"
 #include "msg.h"
 #include "options.h"
@@ -113,11 +114,12 @@ supervisor_hook_request(struct supervisor *s)
 	hooks_request(&s->hooks, &req);
 }
 
-/* Leave: the worker is gone; the pidfile goes with the daemon. */
+/* Leave: the worker is gone, the plugin hosts go now; the pidfile goes with the daemon. */
 static void __attribute__((noreturn))
 supervisor_exit(struct supervisor *s)
 {
 	hooks_abort(&s->hooks);
+	launch_end();
 	pidfile_close(s->pidfile);
 	exit(EX_OK);
 }

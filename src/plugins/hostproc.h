@@ -41,8 +41,19 @@ struct hostproc *hostproc_start(const char *path, int fd, char *err, size_t errl
 const struct entropyd_source *hostproc_source(struct hostproc *);
 /* Stop the host (asked politely, then killed) and free it. */
 void hostproc_free(struct hostproc *);
-/* Every host freed: stop the launcher too. */
+/* Every host freed: stop the launcher too (end it, unless launch_inherited()). */
 void hostproc_free_all(void);
+
+/*
+ * The plugin launcher (launch.c). A worker the supervisor forked calls
+ * launch_inherited(): the launcher started before the split is the
+ * supervisor's, kept for the next worker, and the worker's end only closes
+ * its socket. launch_end() ends the launcher and waits (at most 2 s) until
+ * it has, which it does only after its hosts: so no plugin host outlives
+ * the process that calls it (the supervisor, or the daemon that started it).
+ */
+void launch_inherited(void);
+void launch_end(void);
 /* The engine's loop is running (base): watch the hosts and the launcher there, restart ended hosts. */
 void hostproc_attach(struct event_base *);
 /* The loop is ending. */

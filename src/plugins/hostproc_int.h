@@ -94,7 +94,7 @@ bool launch_poll(int fd, uint64_t deadline_ns);
 void launch_prepare(void);
 void launch_attach(struct event_base *);
 void launch_detach(void);
-/* Close the launcher's socket, which ends it. */
+/* The worker's end: launch_end(), or only close the socket when the launcher is inherited. */
 void launch_stop(void);
 
 /* hostproc.c: one host process's control socket. */

@@ -30,11 +30,19 @@
 #define PLUGINHOSTPATH "/usr/local/libexec/entropyd/entropyd-plugin"
 #endif
 
-/* The launcher: its socket (-1 when none runs), pid and the loop watching it. */
+/* How long the daemon's end waits for the launcher (and so its hosts) to end. */
+#define LAUNCH_END_WAIT_MS 2000u
+
+/*
+ * The launcher: its socket (-1 when none runs), pid and the loop watching
+ * it; inherited: this process is a worker the supervisor forked, and the
+ * launcher is the supervisor's, kept for the next worker.
+ */
 static struct {
 	int fd;
 	pid_t pid;
 	uint32_t next_id;
+	bool inherited;
 	struct event *ev;
 	struct event_base *base;
 } launch = { .fd = -1, .pid = -1 };
@@ -266,13 +274,57 @@ launch_detach(void)
 }
 
 void
+launch_inherited(void)
+{
+	launch.inherited = true;
+}
+
+void
+launch_end(void)
+{
+	uint8_t buf[64];
+	uint64_t deadline;
+	int fds[2];
+	ssize_t n = -1;
+
+	if (launch.fd == -1)
+		return;
+	/*
+	 * Shut down, not closed: other processes may hold the socket too. The
+	 * launcher sees its end, kills its hosts, waits for them and exits,
+	 * which closes its side: what it still says is read and dropped.
+	 */
+	shutdown(launch.fd, SHUT_WR);
+	deadline = clock_now_ns() + (uint64_t)LAUNCH_END_WAIT_MS * 1000000u;
+	while (launch_poll(launch.fd, deadline)) {
+		n = pluginproto_recv(launch.fd, buf, sizeof buf, MSG_DONTWAIT, fds);
+		if (n > 0)
+			msg_close_fds(fds);
+		else if (n == 0 || errno != EAGAIN)
+			break;
+	}
+	if (n != 0)
+		log_warnx("plugin launcher: not ended within %u ms", LAUNCH_END_WAIT_MS);
+	else
+		log_debug("plugin launcher: ended, its hosts before it");
+	close(launch.fd);
+	launch.fd = -1;
+	/* Its side closed as it exited: reap it, if it is ours, without waiting long. */
+	if (launch.pid > 0 && n == 0)
+		waitpid(launch.pid, NULL, 0);
+	launch.pid = -1;
+}
+
+void
 launch_stop(void)
 {
 	if (launch.fd == -1)
 		return;
-	/* Its socket closing ends it; reap it if it is ours. */
+	if (!launch.inherited) {
+		launch_end();
+		return;
+	}
+	/* The supervisor's launcher: the next worker uses it, the daemon's end ends it. */
 	close(launch.fd);
 	launch.fd = -1;
-	if (launch.pid > 0)
-		waitpid(launch.pid, NULL, WNOHANG);
 }

@@ -28,7 +28,8 @@
  * loop, memory, threads (a reopened source may start a reader thread),
  * clocks, signals to its own threads, syslog and the control socket's
  * clients, device ioctls (TPM, usbfs, ALSA, ttys), opening devices and files
- * again (a re-probe, a key plugged in), and netlink for USB hotplug. Not
+ * again (a re-probe, a key plugged in), netlink for USB hotplug, and
+ * reaping its own children (the plugin launcher it started, at its end). Not
  * exec, not ptrace, not new privileges, not mounts or modules, not signals
  * to other processes; sandbox_narrow() takes more away.
  */
@@ -54,7 +55,7 @@ static const char *const sandbox_allowed[] = {
 	"prlimit64", "getrusage", "sysinfo", "uname", "getrandom",
 	"clock_gettime", "clock_getres", "clock_nanosleep", "gettimeofday", "time",
 	"nanosleep", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait",
-	"sigaltstack", "tgkill", "restart_syscall", "arch_prctl",
+	"sigaltstack", "tgkill", "restart_syscall", "arch_prctl", "wait4",
 };
 
 /* What kills the process outright: no way out of the daemon's own code. */

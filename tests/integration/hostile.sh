@@ -61,16 +61,21 @@ good_keeps_feeding() {
 	check "the file source keeps feeding ($before bytes conditioned so far)" \
 	    wait_for 100 grew file bytes_conditioned "$before"
 }
-# hostile_end: SIGTERM ends the daemon within two seconds, exit 0.
+# hostile_end: SIGTERM ends the daemon within two seconds, and its plugin
+# launcher and hosts before it; exit 0.
 hostile_end() {
+	procs=$(tree "$pid")
 	kill "$pid"
-	check "SIGTERM ends the daemon within two seconds" wait_for 20 gone "$pid"
+	check "SIGTERM ends the daemon within two seconds, its plugin launcher and hosts first ($(echo $procs | wc -w) processes)" \
+	    ended_with_plugins
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid"
 	rc=$?
 	check "a clean exit 0 (status $rc)" test "$rc" -eq 0
 	show_if_failed "$tmp/log"
 }
+# The daemon ($pid) is gone within two seconds, and none of $procs is left.
+ended_with_plugins() { wait_for 20 gone "$pid" && none_left "$procs"; }
 # host_pids: the daemon's plugin hosts (children of its launcher, a child of the daemon).
 host_pids() {
 	for l in $(pgrep -P "$pid" -f 'entropyd-plugin --launcher'); do

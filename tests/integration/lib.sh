@@ -106,6 +106,16 @@ gone() {
 	gone_state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
 	[ "$gone_state" = Z ] || { [ -z "$gone_state" ] && ! kill -0 "$1" 2>/dev/null; }
 }
+# tree PID: every process below PID, then PID, one a line (the deepest first).
+tree() {
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree "$c"; done
+	echo "$1"
+}
+# none_left PIDS: no process of the list is left (a zombie counts as gone);
+# else the first one left is shown.
+none_left() {
+	for p in $1; do gone "$p" || { diag "left: $(ps -o pid=,args= -p "$p")"; return 1; }; done
+}
 # size_at_least FILE BYTES: whether FILE (missing: 0 bytes) holds at least
 # BYTES; for wait_for, as it reads the size afresh each time.
 size_at_least() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }

@@ -26,7 +26,7 @@ no_leak_check_under_seccomp
 [ $? -ne 77 ] || skip_all "built without libseccomp (--with-seccomp): the worker has no filter"
 # The workers are killed with SIGSEGV: let it kill them, as in a plain build.
 if sanitized; then asan_option handle_segv=0; fi
-plan 42
+plan 46
 
 # field PID NAME: a field of /proc/PID/status, blanks squeezed.
 field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr -s '\t ' ' '; }
@@ -45,6 +45,9 @@ threads_hold_nothing() {
 }
 # count PATTERN FILE: lines matching.
 count() { grep -c "$1" "$2"; }
+# all_ended LOG: none of $procs is left, and LOG says the plugin launcher
+# was ended and waited for (its hosts end before it).
+all_ended() { none_left "$procs" && grep -q "plugin launcher: ended, its hosts before it" "$1"; }
 
 # --- 1-16: -D nobody:nogroup, three processes and what each may do -----------
 "$entropyd" -f -d -x all -n "$src" -R 1 -D nobody:nogroup --control-socket "$tmp/ctl" \
@@ -343,7 +346,7 @@ fi
 # own, where no descriptor leads to the feeder's socket ---------------------
 plugin=$top_builddir/tests/plugins/.libs/faulty.so
 if [ ! -f "$plugin" ]; then
-	skip "the faulty test plugin is not built"
+	for i in 1 2 3 4 5; do skip "the faulty test plugin is not built"; done
 else
 	mkdir "$tmp/plugins"
 	cp "$plugin" "$tmp/plugins/"
@@ -363,7 +366,33 @@ else
 	     ! grep -Eq '^entropyd_feeder_refused_frames_total\{[^}]*\} [1-9]' '$tmp/m11' &&
 	     grep -qx 'entropyd_worker_restarts_total 0' '$tmp/m11'"
 	show_if_failed "$tmp/log11"
+	procs=$(tree "$pid")
 	stop "$pid"
+	check "none of the daemon's $(echo $procs | wc -w) processes outlives it (launcher and host included)" \
+	    all_ended "$tmp/log11"
+
+	# The launcher, started before the split, is the supervisor's (every
+	# process holds its socket): the supervisor's end ends it, and waits.
+	"$entropyd" -f -d -x all -n "$src" -n faulty -D nobody:nogroup \
+	    --plugin-dir "$tmp/plugins" --control-socket "$tmp/ctl12" 2>"$tmp/log12" &
+	pid=$!
+	track $pid
+	wait_for 200 grep -q "first feed" "$tmp/log12"
+	faulty_running() {
+		ucurl "$tmp/ctl12" /sources |
+		    json "[s['state'] for s in d['sources'] if s['name'] == 'faulty'][0]" 2>/dev/null |
+		    grep -qx running
+	}
+	check "with -D the plugin runs in a host of the launcher started before the split" \
+	    wait_for 100 faulty_running
+	procs=$(tree "$pid")
+	launcher=$(pgrep -P "$pid" -f 'entropyd-plugin --launcher')
+	check "the launcher is the feeder's child, the host the launcher's ($(echo $procs | wc -w) processes)" \
+	    sh -c "test -n '$launcher' && pgrep -P '$launcher' -f 'entropyd-plugin --host' >/dev/null"
+	stop "$pid"
+	check "when the feeder, the pidfile's pid, has gone, none of its processes is left: the supervisor ended the launcher and host (log)" \
+	    all_ended "$tmp/log12"
+	show_if_failed "$tmp/log12"
 fi
 
 # --- 38-42: a compromised worker: tests/fakes/worker-cheat.c, preloaded, makes
@@ -415,4 +444,35 @@ check "strace: the kernel never saw more than 8 bits a byte, and only from the f
      sed 's/^\([0-9]*\) .*entropy_count=\([0-9]*\), buf_size=\([0-9]*\).*/\1 \2 \3/' |
      awk -v f=$feeder '\$1 != f || \$2 > 8 * \$3 { bad = 1 } END { exit bad || NR == 0 }'"
 show_if_failed "$tmp/log5"
+
+finish
+fi
+# Its bytes do not decide anything here: default mode ("good"), no control file.
+env LD_PRELOAD="$cheat" ENTROPYD_TEST_CHEAT_ADD=3 \
+    "$entropyd" -f -d -x all -n "$src" -n faulty -R 1 -D nobody:nogroup \
+    --plugin-dir "$tmp/plugins" --control-socket "$tmp/ctl12" -p "$tmp/pid12" 2>"$tmp/log12" &
+feeder=$!
+track $feeder
+wait_for 600 fed_after_restart "$tmp/log12"
+check "a worker that exited cleanly, its frame refused, is followed by another that feeds" \
+    fed_after_restart "$tmp/log12"
+show_if_failed "$tmp/log12"
+faulty_grows() {
+	n=$(ucurl "$tmp/ctl12" /sources |
+	    json "[s for s in d['sources'] if s['name'] == 'faulty'][0]['counters']['bytes_read']" 2>/dev/null)
+	[ "${n:-0}" -gt "${1:-0}" ]
+}
+wait_for 100 test -S "$tmp/ctl12"
+before=$(ucurl "$tmp/ctl12" /sources |
+    json "[s for s in d['sources'] if s['name'] == 'faulty'][0]['counters']['bytes_read']" 2>/dev/null)
+check "the next worker reads the plugin through a host the launcher started ($before bytes so far)" \
+    wait_for 150 faulty_grows "${before:-0}"
+check "the launcher outlived the first worker: never gone, no host refused a start" sh -c \
+    "! grep -Eq 'plugin launcher: gone|cannot start .*entropyd-plugin' '$tmp/log12'"
+show_if_failed "$tmp/log12"
+procs=$(tree "$feeder")
+kill "$feeder"
+wait "$feeder"
+check "when the feeder has gone, none of the daemon's $(echo $procs | wc -w) processes is left (launcher and host included)" \
+    none_left "$procs"
 finish
