@@ -131,6 +131,26 @@ hostproc_ended(struct hostproc *h)
 }
 
 /*
+ * A host's PP_FAULT (msg, past its header): its reason is why the host
+ * ends, counted when it is a protocol error. False when malformed.
+ */
+static bool
+hostproc_take_fault(struct hostproc *h, struct pluginproto_msg *msg)
+{
+	char text[PLUGINPROTO_STRING_MAX + 1];
+	int32_t kind;
+	bool present;
+
+	if (!pluginproto_get_i32(msg, &kind) ||
+	    !pluginproto_get_str(msg, text, sizeof text, &present) || !present)
+		return false;
+	if (kind == PLUGINPROTO_FAULT_PROTOCOL)
+		h->protocol_errors++;
+	snprintf(h->fault, sizeof h->fault, "%.*s", (int)sizeof h->fault - 1, text);
+	return true;
+}
+
+/*
  * A dead host's last words may still wait on its socket (the launcher's
  * news can come first): take the reason from its PP_FAULT.
  */
@@ -138,24 +158,16 @@ static void
 hostproc_last_words(struct hostproc *h)
 {
 	static uint8_t buf[PLUGINPROTO_MAX_BYTES];
-	char text[PLUGINPROTO_STRING_MAX + 1];
 	struct pluginproto_msg msg;
-	int32_t kind;
-	bool present;
 	int fds[2];
 	ssize_t n;
 
 	while (h->control != -1 && h->fault[0] == '\0' &&
 	    (n = pluginproto_recv(h->control, buf, sizeof buf, MSG_DONTWAIT, fds)) > 0) {
 		msg_close_fds(fds);
-		if (!pluginproto_open(&msg, buf, (size_t)n) ||
-		    pluginproto_header(&msg)->type != PP_FAULT ||
-		    !pluginproto_get_i32(&msg, &kind) ||
-		    !pluginproto_get_str(&msg, text, sizeof text, &present) || !present)
-			continue;
-		if (kind == PLUGINPROTO_FAULT_PROTOCOL)
-			h->protocol_errors++;
-		snprintf(h->fault, sizeof h->fault, "%.*s", (int)sizeof h->fault - 1, text);
+		if (pluginproto_open(&msg, buf, (size_t)n) &&
+		    pluginproto_header(&msg)->type == PP_FAULT)
+			hostproc_take_fault(h, &msg);
 	}
 }
 
@@ -300,16 +312,24 @@ hostproc_await(struct hostproc *h, uint16_t type, const char *what, uint8_t *buf
 
 	while (h->running) {
 		if (!launch_poll(h->control, deadline)) {
-			hostproc_kill(h, "%s() did not return within %u s", what,
-			    HOSTPROC_WAIT_MS / 1000);
+			if (launch_stopping())
+				hostproc_kill(h, "the daemon is stopping during %s()", what);
+			else
+				hostproc_kill(h, "%s() did not return within %u s", what,
+				    HOSTPROC_WAIT_MS / 1000);
 			break;
 		}
 		while ((n = hostproc_recv(h, buf, cap)) > 0) {
 			uint16_t got = ((const struct pluginproto_header *)(const void *)buf)->type;
+			struct pluginproto_msg msg;
 
 			/* A plugin that refuses to load answers PP_LOADED with PP_REFUSED. */
 			if (got == type || (type == PP_LOADED && got == PP_REFUSED))
 				return n;
+			/* The host's last words (its watchdog's, say): why it ends, at once. */
+			if (got == PP_FAULT && pluginproto_open(&msg, buf, (size_t)n) &&
+			    hostproc_take_fault(h, &msg))
+				continue;
 			hostproc_enqueue(h, buf, (size_t)n);
 		}
 	}
@@ -471,12 +491,8 @@ hostproc_handle(struct hostproc *h, uint8_t *buf, size_t len)
 		registry_host()->limit_entropy(l->inst, bits);
 		return;
 	case PP_FAULT:
-		if (!pluginproto_get_i32(&msg, &priority) ||
-		    !pluginproto_get_str(&msg, text, sizeof text, &present) || !present)
+		if (!hostproc_take_fault(h, &msg))
 			break;
-		if (priority == PLUGINPROTO_FAULT_PROTOCOL)
-			h->protocol_errors++;
-		snprintf(h->fault, sizeof h->fault, "%.*s", (int)sizeof h->fault - 1, text);
 		return;
 	}
 	snprintf(text, sizeof text, "unexpected or malformed message (type %u, id %u)",

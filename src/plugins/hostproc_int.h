@@ -88,8 +88,14 @@ int launch_spawn(int file, uint32_t *id, int *control, char *err, size_t errlen)
 void launch_kill(uint32_t id);
 /* Wait until deadline for the launcher's news and handle it; false on timeout or no launcher. */
 bool launch_wait(uint64_t deadline_ns);
-/* Wait until deadline for fd to be readable; false on timeout. */
+/*
+ * Wait until deadline for fd to be readable; false on timeout, or at once
+ * when a stop signal is pending (stopsig.c): the daemon is ending, and no
+ * plugin's call may hold that up.
+ */
 bool launch_poll(int fd, uint64_t deadline_ns);
+/* Whether a stop signal is pending (why a launch_poll() gave up early). */
+bool launch_stopping(void);
 /* With -D (prepared), start the launcher now, while the daemon may still exec. */
 void launch_prepare(void);
 void launch_attach(struct event_base *);

@@ -6,12 +6,14 @@
  * hostproc.c asks it for hosts; its news about ended hosts goes there.
  */
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@
 #include "msg.h"
 #include "pluginproto.h"
 #include "privdrop.h"
+#include "stopsig.h"
 
 #ifndef PLUGINHOSTPATH
 #define PLUGINHOSTPATH "/usr/local/libexec/entropyd/entropyd-plugin"
@@ -142,8 +145,12 @@ launch_start(char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0) {
+		sigset_t none;
 		int fd;
 
+		/* The worker's loop takes its stop signals from a descriptor: not so the launcher. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(sv[1], 3) == -1)
 			_exit(127);
 		for (fd = 4; fd < 1024; fd++)
@@ -159,10 +166,13 @@ launch_start(char *err, size_t errlen)
 	return 0;
 }
 
-bool
-launch_poll(int fd, uint64_t deadline_ns)
+/* Wait until fd is readable (true), or the deadline passes or stop_fd (if not -1) is readable. */
+static bool
+launch_poll_until(int fd, int stop_fd, uint64_t deadline_ns)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN },
+	};
 	uint64_t now;
 	int rc;
 
@@ -170,12 +180,26 @@ launch_poll(int fd, uint64_t deadline_ns)
 		now = clock_now_ns();
 		if (now >= deadline_ns)
 			return false;
-		rc = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000u) + 1);
+		rc = poll(pfd, stop_fd != -1 ? 2 : 1, (int)((deadline_ns - now) / 1000000u) + 1);
 		if (rc > 0)
-			return true;
+			return pfd[0].revents != 0 && (stop_fd == -1 || pfd[1].revents == 0);
 		if (rc == -1 && errno != EINTR)
 			return false;
 	}
+}
+
+bool
+launch_poll(int fd, uint64_t deadline_ns)
+{
+	return launch_poll_until(fd, stopsig_fd(), deadline_ns);
+}
+
+bool
+launch_stopping(void)
+{
+	struct pollfd pfd = { .fd = stopsig_fd(), .events = POLLIN };
+
+	return pfd.fd != -1 && poll(&pfd, 1, 0) == 1;
 }
 
 int
@@ -273,6 +297,20 @@ launch_detach(void)
 	launch.base = NULL;
 }
 
+/* Wait until deadline for pid, not our child, to have exited (its pidfd is readable then). */
+static void
+launch_await_exit(pid_t pid, uint64_t deadline_ns)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd == -1)
+		return; /* gone already, or no pidfd here */
+	launch_poll_until(fd, -1, deadline_ns);
+	close(fd);
+#endif
+}
+
 void
 launch_inherited(void)
 {
@@ -296,7 +334,7 @@ launch_end(void)
 	 */
 	shutdown(launch.fd, SHUT_WR);
 	deadline = clock_now_ns() + (uint64_t)LAUNCH_END_WAIT_MS * 1000000u;
-	while (launch_poll(launch.fd, deadline)) {
+	while (launch_poll_until(launch.fd, -1, deadline)) {
 		n = pluginproto_recv(launch.fd, buf, sizeof buf, MSG_DONTWAIT, fds);
 		if (n > 0)
 			msg_close_fds(fds);
@@ -309,9 +347,12 @@ launch_end(void)
 		log_debug("plugin launcher: ended, its hosts before it");
 	close(launch.fd);
 	launch.fd = -1;
-	/* Its side closed as it exited: reap it, if it is ours, without waiting long. */
-	if (launch.pid > 0 && n == 0)
-		waitpid(launch.pid, NULL, 0);
+	/*
+	 * Its side closes as it exits, a moment before it has: reap it if it
+	 * is ours, else wait (the same deadline) until it has exited.
+	 */
+	if (launch.pid > 0 && n == 0 && waitpid(launch.pid, NULL, 0) == -1)
+		launch_await_exit(launch.pid, deadline);
 	launch.pid = -1;
 }
 

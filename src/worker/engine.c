@@ -33,6 +33,7 @@
 #include "reader.h"
 #include "registry.h"
 #include "stall.h"
+#include "stopsig.h"
 #include "vmgenid.h"
 #include "xmalloc.h"
 
@@ -41,7 +42,8 @@ struct engine {
 	const struct config *cfg;
 	struct sink *sink;
 	const struct engine_parts *parts;
-	struct event *ev_signals[5];
+	struct event *ev_signals[3];   /* SIGHUP, SIGUSR1, SIGUSR2 */
+	struct event *ev_stop;         /* SIGTERM, SIGINT (stopsig.c) */
 	struct event *ev_topup;
 	struct event *ev_rate;
 	struct event *ev_pool;     /* kernels before 5.18: /dev/random writable */
@@ -786,11 +788,6 @@ engine_signal(int sig, short what, void *arg)
 	struct entropyd_instance *inst;
 
 	switch (sig) {
-	case SIGTERM:
-	case SIGINT:
-		log_info("%s: exiting", strsignal(sig));
-		event_base_loopbreak(engine.base);
-		break;
 	case SIGHUP:
 		log_info("SIGHUP: re-probing sources");
 		TAILQ_FOREACH(inst, &registry_instances, all)
@@ -812,6 +809,18 @@ engine_signal(int sig, short what, void *arg)
 	}
 }
 
+/* A stop signal (SIGTERM, SIGINT) is pending: end the loop. */
+static void
+engine_stop_signal(int fd, short what, void *arg)
+{
+	int sig = stopsig_take();
+
+	if (sig == 0)
+		return;
+	log_info("%s: exiting", strsignal(sig));
+	event_base_loopbreak(engine.base);
+}
+
 /* Add a persistent timer firing every ms. */
 static struct event *
 engine_every(unsigned ms, void (*fn)(int, short, void *))
@@ -826,7 +835,7 @@ engine_every(unsigned ms, void (*fn)(int, short, void *))
 int
 engine_run(const struct config *cfg, struct sink *sink, const struct engine_parts *parts)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 };
+	static const int sigs[] = { SIGHUP, SIGUSR1, SIGUSR2 };
 	static const struct registry_hooks hooks = {
 		.added = engine_added, .removed = engine_removed, .gone = engine_gone,
 	};
@@ -859,6 +868,12 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 	}
 	signal(SIGPIPE, SIG_IGN);
 	reader_global_init();
+	/* Before any thread: each inherits the stop signals blocked. */
+	if (stopsig_open() == -1)
+		fatal("signalfd");
+	engine.ev_stop = event_new(engine.base, stopsig_fd(), EV_READ | EV_PERSIST,
+	    engine_stop_signal, NULL);
+	event_add(engine.ev_stop, NULL);
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
 		engine.ev_signals[i] = evsignal_new(engine.base, sigs[i], engine_signal, NULL);
 		evsignal_add(engine.ev_signals[i], NULL);
@@ -909,6 +924,8 @@ engine_run(const struct config *cfg, struct sink *sink, const struct engine_part
 	reader_reap();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		event_free(engine.ev_signals[i]);
+	event_free(engine.ev_stop);
+	stopsig_close();
 	probing_stop();
 	if (engine.ev_topup != NULL)
 		event_free(engine.ev_topup);

@@ -153,6 +153,30 @@ case_segv_read() {
 	fi
 }
 
+# A slow-starting plugin that blocks in probe(): the file source's first
+# feed comes first; a SIGTERM while the probe hangs (the loop's thread waits
+# on its host for up to 5 s) ends the daemon at once all the same. 5 checks.
+case_slow_block_probe() {
+	hostile_start slow_block_probe -d
+	wait_for 100 grep -q "probing the slow-starting sources" "$tmp/log"
+	check "its probe began after the file source's first feed (the sink holds $(wc -c <"$tmp/out") bytes)" \
+	    sh -c "grep -q 'the first feed is out: probing the slow-starting sources' '$tmp/log' &&
+	     test -s '$tmp/out'"
+	# Its host is blocked in probe() now (for 5 s, when its watchdog ends it).
+	sleep 0.5
+	check "its host has not ended yet" sh -c "! grep -q 'host ended' '$tmp/log'"
+	kill "$pid"
+	check "SIGTERM while its probe hangs ends the daemon within two seconds" \
+	    wait_for 20 gone "$pid"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	check "a clean exit 0 (status $rc)" test "$rc" -eq 0
+	check "the log says the probe was given up for the stop" \
+	    grep -qF "host ended: the daemon is stopping during probe()" "$tmp/log"
+	show_if_failed "$tmp/log"
+}
+
 # A plugin that logs 20000 lines at once cannot flood the daemon's log:
 # at most 100 a second pass, the rest are counted as dropped. 6 checks.
 case_flood() {
@@ -333,6 +357,11 @@ hostile_cases() {
 	hostile_case segv_read 7 case_segv_read
 	# A plugin that aborts in probe() costs only itself.
 	hostile_case abort_probe 7 hostile_crash abort_probe "killed by SIGABRT" probe
+	# A plugin whose probe() blocks with every signal blocked is ended after its timeout.
+	hostile_case block_probe 7 hostile_crash block_probe "probe() did not return within 5 s" probe
+	# The same from a module that declares a slow start: probed after the
+	# first feed, which it does not hold back; a SIGTERM is not held back either.
+	hostile_case slow_block_probe 5 case_slow_block_probe
 	# A plugin that spins for ever in read() (a blocking source) is ended after its timeout.
 	hostile_case loop_read 7 hostile_crash loop_read "read() did not return within 5 s"
 	# A plugin whose read() blocks with every signal blocked is ended after its timeout.

@@ -8,6 +8,8 @@
  * descriptor, so a misspelt case is refused at load.
  *   segv_read      writes through a NULL pointer in read()
  *   abort_probe    abort() in probe()
+ *   block_probe    blocks in probe() with every signal blocked
+ *   slow_block_probe  the same, from a module that declares a slow start
  *   loop_read      spins for ever in read() (a blocking source)
  *   block_read     blocks in read() with every signal blocked (a blocking source)
  *   poll_block     hands over a descriptor that is always readable, then blocks in read()
@@ -52,6 +54,8 @@ enum hostile_case {
 	HOSTILE_NONE,
 	HOSTILE_SEGV_READ,
 	HOSTILE_ABORT_PROBE,
+	HOSTILE_BLOCK_PROBE,
+	HOSTILE_SLOW_BLOCK_PROBE,
 	HOSTILE_LOOP_READ,
 	HOSTILE_BLOCK_READ,
 	HOSTILE_POLL_BLOCK,
@@ -85,12 +89,15 @@ static int hostile_open(struct entropyd_instance *, void **);
 static ssize_t hostile_read(void *, void *, size_t);
 static int hostile_pollfd(void *);
 static void hostile_close(void *);
+static void hostile_block(int);
 
 /* The source names, by case. */
 static const char *const hostile_names[] = {
 	[HOSTILE_NONE] = "hostile",
 	[HOSTILE_SEGV_READ] = "hostile_segv_read",
 	[HOSTILE_ABORT_PROBE] = "hostile_abort_probe",
+	[HOSTILE_BLOCK_PROBE] = "hostile_block_probe",
+	[HOSTILE_SLOW_BLOCK_PROBE] = "hostile_slow_block_probe",
 	[HOSTILE_LOOP_READ] = "hostile_loop_read",
 	[HOSTILE_BLOCK_READ] = "hostile_block_read",
 	[HOSTILE_POLL_BLOCK] = "hostile_poll_block",
@@ -161,6 +168,8 @@ hostile_learn_case(void)
 		hostile_source.entropy_bits = NAN;
 	if (hostile_case == HOSTILE_EIGHT_PER_BIT)
 		hostile_source.sample_bits = 1;
+	if (hostile_case == HOSTILE_SLOW_BLOCK_PROBE)
+		hostile_source.flags |= ENTROPYD_SOURCE_SLOW_START;
 }
 
 /* fork() 1000 times and log how many succeeded. */
@@ -208,11 +217,16 @@ static void
 hostile_probe_misdeeds(struct entropyd_module *m, const struct entropyd_host *host)
 {
 	static const char junk[] = "\xff\xff\x00\x00\x01\x00\x00\x00garbage";
-	int i;
+	int i, p[2];
 
 	switch (hostile_case) {
 	case HOSTILE_ABORT_PROBE:
 		abort();
+	case HOSTILE_BLOCK_PROBE:
+	case HOSTILE_SLOW_BLOCK_PROBE:
+		if (pipe(p) == 0)
+			hostile_block(p[0]);
+		break;
 	case HOSTILE_FORKBOMB:
 		hostile_forkbomb(m, host);
 		break;
@@ -265,16 +279,16 @@ hostile_open(struct entropyd_instance *inst, void **state)
 	return 0;
 }
 
-/* Block for ever with every signal blocked: on a pipe no one writes to. */
+/* Block for ever with every signal blocked: on fd, a pipe no one writes to. */
 static void
-hostile_block(struct hostile *h)
+hostile_block(int fd)
 {
 	sigset_t all;
 	char c;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (read(h->block_fd, &c, 1) != 1)
+	while (read(fd, &c, 1) != 1)
 		continue;
 }
 
@@ -312,7 +326,7 @@ hostile_read(void *state, void *buf, size_t len)
 			__asm__ volatile("" ::: "memory");
 	case HOSTILE_BLOCK_READ:
 	case HOSTILE_POLL_BLOCK:
-		hostile_block(h);
+		hostile_block(h->block_fd);
 		break;
 	case HOSTILE_GIGABYTE:
 		return (ssize_t)1 << 30;

@@ -3,7 +3,8 @@
  * The plugin launcher's end, with the real entropyd-plugin and a built test
  * plugin: a worker that inherited the launcher leaves it running for the
  * next one (it still starts hosts), and launch_end() returns only once the
- * launcher and its hosts have gone.
+ * launcher and its hosts have gone; a wait on a host gives up at once when
+ * a stop signal is pending.
  */
 #include <sys/wait.h>
 
@@ -18,7 +19,10 @@
 
 #include <criterion/criterion.h>
 
+#include "clock.h"
 #include "hostproc.h"
+#include "hostproc_int.h"
+#include "stopsig.h"
 
 /* The first child of pid whose command line holds word (0: none). */
 static pid_t
@@ -120,4 +124,29 @@ Test(launch, inherited_launcher_outlives_a_worker_and_launch_end_waits)
 	hostproc_free(again);
 	hostproc_free(h);
 	hostproc_free_all();
+}
+
+Test(launch, a_pending_stop_signal_ends_a_wait_on_a_host)
+{
+	uint64_t deadline;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(stopsig_open(), 0, "signalfd: %s", strerror(errno));
+	cr_assert_not(launch_stopping(), "no stop signal yet");
+	cr_assert_eq(raise(SIGTERM), 0);
+	cr_assert(launch_stopping(), "a SIGTERM is pending on the descriptor");
+	/* Nothing will ever be written to p[0]: only the stop can end the wait. */
+	deadline = clock_now_ns() + 600ull * 1000000000ull;
+	cr_assert_not(launch_poll(p[0], deadline));
+	cr_assert_lt(clock_now_ns(), deadline, "it waited for the deadline, not the stop");
+	cr_assert_eq(stopsig_take(), SIGTERM);
+	cr_assert_not(launch_stopping(), "taken");
+	/* A readable descriptor still wins when no stop is pending. */
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	cr_assert(launch_poll(p[0], clock_now_ns() + 600ull * 1000000000ull));
+	stopsig_close();
+	cr_assert_eq(stopsig_fd(), -1);
+	close(p[0]);
+	close(p[1]);
 }
