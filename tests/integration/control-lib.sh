@@ -35,8 +35,21 @@ start_daemon() {
 }
 
 # A free TCP port on loopback (the kernel picks it).
+# Below the kernel's ephemeral range (ip_local_port_range, from 32768 by
+# default), which the client side of every loopback connection of the tests
+# running alongside draws from: one of those could take a port picked there
+# before its user binds it.
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	python3 -c 'import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randrange(10000, max(low, 10001))
+    try:
+        socket.socket().bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(port)
+    break'
 }
 
 # json EXPR <FILE: evaluate a Python expression over the JSON document d.

@@ -75,13 +75,14 @@ stop "$pid5"
 keep=$(printf '%s\n%s' "$pid" "$pid2")
 
 # 7-8: the TCP port is taken: exit 69, and why.
-port=$(free_port)
+# The holder binds a free port itself and says which: no other may take it first.
 python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(120)' \
-    "$port" &
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(120)' >"$tmp/holder.port" &
 holder=$!
 track $holder
-wait_for 100 sh -c "! python3 -c 'import socket, sys; socket.socket().bind((\"127.0.0.1\", $port))' 2>/dev/null"
+wait_for 100 test -s "$tmp/holder.port"
+port=$(cat "$tmp/holder.port")
 bg tcp -p "$tmp/tcp.pid" --control-socket "$tmp/tcp.sock" --health-listen "127.0.0.1:$port"
 check "port taken: exit 69 saying it cannot listen ($(cat "$tmp/tcp.err"))" \
     failed 69 tcp "cannot listen: Address already in use"
