@@ -657,7 +657,13 @@ Test(pipeline, a_raw_source_measuring_well_keeps_its_claim)
 		pipeline_input(&p, samples, sizeof samples);
 	}
 	cr_assert_not_null(pipeline_estimate_result(&p));
-	cr_expect(pipeline_estimate_result(&p)->min > 7, "%g", pipeline_estimate_result(&p)->min);
+	/*
+	 * Uniform bytes measure over 7 bits, but in about one window in 300
+	 * the lag predictor (6.3.8) is right 3 times in a row, and its bound
+	 * on the longest run gives 5.65 bits, as NIST's tool would: far above
+	 * the claim all the same.
+	 */
+	cr_expect(pipeline_estimate_result(&p)->min > 5, "%g", pipeline_estimate_result(&p)->min);
 	cr_expect_float_eq(p.unit_bits, 1.0 / 3, 1e-12, "never above the claim");
 	cr_expect_eq(p.count.credit_lowered, 0);
 	cr_expect_eq(pipeline_estimate_result(&p)->samples, ESTIMATE_RAW_WINDOW);
